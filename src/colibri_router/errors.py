@@ -1,0 +1,120 @@
+"""The error tree. Every failure the router reports has a stable ``code``, an optional HTTP ``status``
+and a ``retryable`` flag; hosts and scripts branch on ``code``, never on message text.
+
+    ColibriError                      code, status, retryable
+    ├── ConfigError                   no API key, unusable setting        (never retried)
+    │   ├── KimiConfigError           KIMI_CONFIG_ERROR
+    │   └── AnthropicConfigError      ANTHROPIC_CONFIG_ERROR
+    ├── ApiError                      upstream said no, network failed, body malformed
+    │   ├── KimiApiError              KIMI_API_ERROR | KIMI_RETRIES_EXHAUSTED
+    │   └── AnthropicApiError         ANTHROPIC_API_ERROR | ANTHROPIC_RETRIES_EXHAUSTED
+    ├── DeadlineError                 the call's total deadline ran out
+    │   ├── KimiTimeoutError          KIMI_TIMEOUT
+    │   └── AnthropicTimeoutError     ANTHROPIC_TIMEOUT
+    └── InvalidRequestError           INVALID_REQUEST: input no provider could accept
+
+Messages never contain API keys: they are built from status codes, the provider's error ``type``
+and message, and our own text, never from request headers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+
+class ColibriError(Exception):
+    code: str = "COLIBRI_ERROR"
+    status: int | None = None
+    retryable: bool = False
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(ColibriError):
+    code = "CONFIG_ERROR"
+
+
+class InvalidRequestError(ColibriError):
+    code = "INVALID_REQUEST"
+
+
+class ApiError(ColibriError):
+    """An upstream failure. ``code`` is the API code, or the exhausted code after the last retry."""
+
+    api_code: ClassVar[str] = "API_ERROR"
+    exhausted_code: ClassVar[str] = "RETRIES_EXHAUSTED"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        error_type: str | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        exhausted: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.code = self.exhausted_code if exhausted else self.api_code
+        self.status = status
+        self.error_type = error_type
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+    def exhausted(self, attempts: int) -> ApiError:
+        """The same failure, reported after ``attempts`` tries all failed."""
+        return type(self)(
+            f"gave up after {attempts} attempts; last error: {self.message}",
+            status=self.status,
+            error_type=self.error_type,
+            exhausted=True,
+        )
+
+
+class DeadlineError(ColibriError):
+    code = "TIMEOUT"
+
+
+class KimiConfigError(ConfigError):
+    code = "KIMI_CONFIG_ERROR"
+
+
+class KimiApiError(ApiError):
+    api_code = "KIMI_API_ERROR"
+    exhausted_code = "KIMI_RETRIES_EXHAUSTED"
+
+
+class KimiTimeoutError(DeadlineError):
+    code = "KIMI_TIMEOUT"
+
+
+class AnthropicConfigError(ConfigError):
+    code = "ANTHROPIC_CONFIG_ERROR"
+
+
+class AnthropicApiError(ApiError):
+    api_code = "ANTHROPIC_API_ERROR"
+    exhausted_code = "ANTHROPIC_RETRIES_EXHAUSTED"
+
+
+class AnthropicTimeoutError(DeadlineError):
+    code = "ANTHROPIC_TIMEOUT"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorFamily:
+    """The error classes one provider raises, so shared code raises the right ones."""
+
+    config: type[ConfigError]
+    api: type[ApiError]
+    timeout: type[DeadlineError]
+
+
+KIMI_ERRORS = ErrorFamily(config=KimiConfigError, api=KimiApiError, timeout=KimiTimeoutError)
+ANTHROPIC_ERRORS = ErrorFamily(config=AnthropicConfigError, api=AnthropicApiError, timeout=AnthropicTimeoutError)
