@@ -7,6 +7,7 @@ The types are frozen so that no layer can mutate what a caller handed in (contra
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
@@ -148,3 +149,36 @@ def tool_specs(tools: Iterable[AnthropicTool] | Iterable[Mapping[str, Any]]) -> 
         )
         for tool in tools
     )
+
+
+def anthropic_blocks(parts: Iterable[Part]) -> list[dict[str, Any]]:
+    """Parts in the host-facing shape (Anthropic Messages content blocks)."""
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, Text):
+            blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, Thinking):
+            thinking: dict[str, Any] = {"type": "thinking", "thinking": part.text}
+            if part.signature is not None:
+                thinking["signature"] = part.signature
+            blocks.append(thinking)
+        elif isinstance(part, ToolCall):
+            blocks.append({"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.arguments)})
+        else:
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id, "content": part.content}
+            if part.is_error:
+                result["is_error"] = True
+            blocks.append(result)
+    return blocks
+
+
+def render_content(turn: AssistantTurn) -> str:
+    """The contract's ``content`` (I11): the text, or, when the turn calls tools, the JSON string of
+    its Anthropic-shape blocks with a leading text block when there is text."""
+    calls = turn.tool_calls()
+    text = turn.text()
+    if not calls:
+        return text
+    parts: list[Part] = [Text(text)] if text else []
+    parts.extend(calls)
+    return json.dumps(anthropic_blocks(parts), ensure_ascii=False, separators=(",", ":"))

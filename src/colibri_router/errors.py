@@ -118,3 +118,8 @@ class ErrorFamily:
 
 KIMI_ERRORS = ErrorFamily(config=KimiConfigError, api=KimiApiError, timeout=KimiTimeoutError)
 ANTHROPIC_ERRORS = ErrorFamily(config=AnthropicConfigError, api=AnthropicApiError, timeout=AnthropicTimeoutError)
+
+
+class MalformedResponse(ValueError):
+    """A response body that is JSON but not the shape the codec expects; becomes the provider's
+    ``*_API_ERROR`` (status 200, not retried) in the pipeline."""

@@ -1,0 +1,61 @@
+"""What a running call reports while it streams: first token, output so far, the block in progress.
+
+The transport updates a :class:`CallProgress`; whoever wants notifications (the MCP server, for
+hosts that asked for progress) passes ``notify``. Hosts drop a tool call after about 60 s without
+progress, so :meth:`CallProgress.heartbeat` re-sends the current state on a fixed beat even while
+the upstream is silent (a thinking model can be quiet for minutes).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+Notify = Callable[[float, str], Awaitable[None]]
+HEARTBEAT_S = 4.0
+
+
+class CallProgress:
+    def __init__(self, provider: str, notify: Notify | None = None, clock: Callable[[], float] = time.monotonic):
+        self.provider = provider
+        self._notify = notify
+        self._clock = clock
+        self.started_at = clock()
+        self.first_token_at: float | None = None
+        self.output_chars = 0
+        self.current_block: str | None = None
+        self._sent = 0
+
+    def mark_first_token(self) -> None:
+        if self.first_token_at is None:
+            self.first_token_at = self._clock()
+
+    @property
+    def ttft_ms(self) -> int | None:
+        if self.first_token_at is None:
+            return None
+        return round((self.first_token_at - self.started_at) * 1000)
+
+    def message(self) -> str:
+        tokens = self.output_chars // 4  # the usual ~4 characters per token; an estimate for humans
+        amount = f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
+        state = self.current_block or ("waiting for the first token" if self.first_token_at is None else None)
+        return f"{self.provider}: {amount} tokens" + (f", {state}" if state else "")
+
+    async def block(self, label: str) -> None:
+        self.current_block = label
+        await self.send()
+
+    async def send(self) -> None:
+        if self._notify is not None:
+            # MCP requires progress to increase with every notification; a counter always does.
+            self._sent += 1
+            await self._notify(self._sent, self.message())
+
+    async def heartbeat(self, interval_s: float = HEARTBEAT_S) -> None:
+        """Send now, then every ``interval_s`` until cancelled."""
+        while True:
+            await self.send()
+            await anyio.sleep(interval_s)

@@ -1,0 +1,141 @@
+"""The router: one ``router_call`` → which provider and model, the request it gets, the result.
+
+It knows providers only through the registry in the fold-in (``PROVIDERS``). Settings are loaded
+here, per call. Provider-neutral rules live here too: tool-call IDs the host sees, history tools
+declared when a call gives none, and progress heartbeats while the upstream streams.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import anyio
+import httpx
+
+from colibri_router.adapters import DEFAULT_MAX_TOKENS, HTTP_TIMEOUT, PROVIDERS, Provider, run_completion
+from colibri_router.conversation import (
+    AssistantTurn,
+    CompletionRequest,
+    Message,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    anthropic_blocks,
+    render_content,
+)
+from colibri_router.errors import InvalidRequestError
+from colibri_router.progress import CallProgress, Notify
+from colibri_router.retry import Deadline
+from colibri_router.schema import AssistantMessage, RouterCallInput, RouterCallResult, ToolCallOut
+from colibri_router.settings import load_settings
+from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
+
+OPEN_SCHEMA = {"type": "object"}
+
+
+def choose_provider(name: str | None, model: str | None, default: str) -> Provider:
+    """Explicit name, else the provider that claims the model name, else the default."""
+    if name is not None:
+        return PROVIDERS[name]
+    if model is not None:
+        for provider in PROVIDERS.values():
+            if provider.claims_model(model):
+                return provider
+    return PROVIDERS[default]
+
+
+async def route(
+    args: RouterCallInput,
+    *,
+    client: httpx.AsyncClient | None = None,
+    notify: Notify | None = None,
+) -> RouterCallResult:
+    settings = load_settings()
+    provider = choose_provider(args.provider, args.model, settings.default_provider)
+    connection = provider.connection(settings)
+    request, warnings = build_request(args, provider.default_model)
+    progress = CallProgress(provider.name, notify)
+    async with anyio.create_task_group() as heartbeat:
+        if notify is not None:
+            heartbeat.start_soon(progress.heartbeat)
+        try:
+            completion = await run_completion(
+                provider.make_codec(settings),
+                request,
+                connection,
+                deadline=Deadline.after(args.timeout_s or settings.timeout_s),
+                progress=progress,
+                client=client,
+            )
+        finally:
+            heartbeat.cancel_scope.cancel()
+    turn = with_neutral_ids(completion.turn, request.messages)
+    return RouterCallResult(
+        provider=provider.name,  # type: ignore[arg-type]  # registry names are the schema's names
+        content=render_content(turn),
+        model=turn.model or request.model,
+        prompt_tokens=turn.usage.prompt_tokens,
+        completion_tokens=turn.usage.completion_tokens,
+        latency_ms=completion.latency_ms,
+        ttft_ms=completion.ttft_ms,
+        stop_reason=turn.stop_reason,
+        tool_calls=[ToolCallOut(id=c.id, name=c.name, input=dict(c.arguments)) for c in turn.tool_calls()],
+        thinking=turn.thinking(),
+        warnings=[*warnings, *turn.warnings],
+        message=AssistantMessage(content=anthropic_blocks(turn.parts)),
+    )
+
+
+def build_request(args: RouterCallInput, default_model: str) -> tuple[CompletionRequest, list[str]]:
+    messages = args.conversation()
+    tools = args.tool_specs()
+    choice = args.tool_choice_spec()
+    warnings: list[str] = []
+    if not tools:
+        history_tools = tools_named_in(messages)
+        if history_tools:
+            # Claude refuses tool blocks without tool definitions; declaring the history's tools with
+            # an open schema and tool_choice none keeps the history readable and calls off.
+            tools, choice = history_tools, ToolChoice(mode="none")
+            warnings.append(
+                "the conversation holds tool calls but the call gave no tools: declared "
+                f"{', '.join(t.name for t in tools)} with an open schema and disabled further tool calls"
+            )
+        elif choice is not None:
+            warnings.append("tool_choice ignored: the call gave no tools")
+            choice = None
+    elif choice is not None and choice.mode == "tool" and choice.name not in {t.name for t in tools}:
+        raise InvalidRequestError(f"tool_choice names tool {choice.name!r}, which is not among `tools`")
+    request = CompletionRequest(
+        model=args.model or default_model,
+        messages=messages,
+        max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS,
+        system=args.system_prompt,
+        tools=tools,
+        tool_choice=choice,
+        temperature=args.temperature,
+    )
+    return request, warnings
+
+
+def tools_named_in(messages: tuple[Message, ...]) -> tuple[ToolSpec, ...]:
+    names = dict.fromkeys(call.name for message in messages for call in message.tool_calls())
+    return tuple(ToolSpec(name=name, input_schema=OPEN_SCHEMA) for name in names)
+
+
+def with_neutral_ids(turn: AssistantTurn, history: tuple[Message, ...]) -> AssistantTurn:
+    """The turn with its new tool calls under IDs valid for every provider and unused in history."""
+    calls = turn.tool_calls()
+    if not calls:
+        return turn
+    renamed = iter(neutral_ids_for_new_calls(calls, history))
+    parts = tuple(next(renamed) if isinstance(part, ToolCall) else part for part in turn.parts)
+    return replace(turn, parts=parts)
+
+
+def open_http_client() -> httpx.AsyncClient:
+    """The server's one shared client: connection reuse across calls, room for many at once."""
+    return httpx.AsyncClient(
+        timeout=HTTP_TIMEOUT,
+        limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+    )

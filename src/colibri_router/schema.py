@@ -1,0 +1,212 @@
+"""The ``router_call`` tool's input and output, as pydantic models: they validate what a host sends,
+generate the JSON schemas the host's model reads (so every field is described), and convert to and
+from the provider-agnostic conversation types. Conversation input is in Anthropic Messages shape,
+the shape MCP hosts already speak.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from colibri_router.conversation import (
+    Message,
+    Part,
+    Text,
+    Thinking,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+    ToolSpec,
+    user_prompt,
+)
+
+ProviderName = Literal["kimi", "claude"]
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class TextBlock(_Block):
+    type: Literal["text"]
+    text: str
+
+
+class ThinkingBlock(_Block):
+    type: Literal["thinking"]
+    thinking: str
+    signature: str | None = Field(None, description="Claude's signature; send it back unchanged.")
+
+
+class ToolUseBlock(_Block):
+    type: Literal["tool_use"]
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResultBlock(_Block):
+    type: Literal["tool_result"]
+    tool_use_id: str = Field(min_length=1, description="The id of the tool_use this answers.")
+    content: str | list[TextBlock] = Field("", description="The tool's output, as text or text blocks.")
+    is_error: bool = False
+
+    def text(self) -> str:
+        return self.content if isinstance(self.content, str) else "".join(b.text for b in self.content)
+
+
+ContentBlock = Annotated[TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]
+_ASSISTANT_ONLY = (ThinkingBlock, ToolUseBlock)
+
+
+class InputMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    role: Literal["user", "assistant"]
+    content: str | list[ContentBlock] = Field(
+        description="Text, or blocks: text, tool_use and thinking (assistant), tool_result (user)."
+    )
+
+    @model_validator(mode="after")
+    def _blocks_fit_role(self) -> InputMessage:
+        if isinstance(self.content, str):
+            return self
+        for block in self.content:
+            if self.role == "user" and isinstance(block, _ASSISTANT_ONLY):
+                raise ValueError(f"a {block.type} block belongs in an assistant message, not a user message")
+            if self.role == "assistant" and isinstance(block, ToolResultBlock):
+                raise ValueError("a tool_result block belongs in a user message, not an assistant message")
+        return self
+
+    def to_message(self) -> Message:
+        if isinstance(self.content, str):
+            return Message(role=self.role, parts=(Text(self.content),))
+        return Message(role=self.role, parts=tuple(_to_part(block) for block in self.content))
+
+
+def _to_part(block: TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock) -> Part:
+    if isinstance(block, TextBlock):
+        return Text(block.text)
+    if isinstance(block, ThinkingBlock):
+        return Thinking(block.thinking, block.signature)
+    if isinstance(block, ToolUseBlock):
+        return ToolCall(block.id, block.name, block.input)
+    return ToolResult(block.tool_use_id, block.text(), block.is_error)
+
+
+class ToolDefinition(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    name: str = Field(min_length=1, max_length=128, description="The tool's name.")
+    description: str | None = Field(None, description="What the tool does, for the model.")
+    input_schema: dict[str, Any] = Field(description="JSON Schema of the tool's input object.")
+
+    def to_spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, input_schema=self.input_schema, description=self.description)
+
+
+class NamedToolChoice(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    type: Literal["tool"]
+    name: str = Field(min_length=1, description="The tool the model must call.")
+
+
+class RouterCallInput(BaseModel):
+    """Arguments of ``router_call``. Give exactly one of ``prompt`` or ``messages``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt: str | None = Field(
+        None, min_length=1, description="A single user message. Use this or `messages`, not both."
+    )
+    messages: list[InputMessage] | None = Field(
+        None,
+        min_length=1,
+        description=(
+            "The conversation so far in Anthropic Messages shape, ending with a user turn. For a tool "
+            "loop, append the previous result's `message` and then a user turn of tool_result blocks. "
+            "Use this or `prompt`, not both."
+        ),
+    )
+    provider: ProviderName | None = Field(
+        None,
+        description=(
+            "Which service answers. When absent: inferred from `model` (kimi/k2 names → kimi, claude-* "
+            "→ claude), else COLIBRI_DEFAULT_PROVIDER, else kimi."
+        ),
+    )
+    model: str | None = Field(None, min_length=1, description="Model name; the provider's default when absent.")
+    system_prompt: str | None = Field(None, description="System instructions for the model.")
+    max_tokens: int | None = Field(None, ge=1, description="Upper bound on output tokens (default 1024).")
+    temperature: float | None = Field(
+        None, ge=0, le=2, description="Sampling temperature; clamped to the provider's range (0-1)."
+    )
+    tools: list[ToolDefinition] | None = Field(
+        None, description="Tools the model may call, in Anthropic shape {name, description, input_schema}."
+    )
+    tool_choice: Literal["auto", "none", "required"] | NamedToolChoice | None = Field(
+        None,
+        description=(
+            "auto (default with tools), none, required (must call some tool), or "
+            '{"type": "tool", "name": ...} (must call that tool).'
+        ),
+    )
+    timeout_s: float | None = Field(
+        None, gt=0, description="Total seconds for the call, retries included (default COLIBRI_TIMEOUT_S, 300)."
+    )
+
+    @model_validator(mode="after")
+    def _prompt_or_messages(self) -> RouterCallInput:
+        if (self.prompt is None) == (self.messages is None):
+            raise ValueError("give exactly one of `prompt` (a single user turn) or `messages` (a conversation)")
+        return self
+
+    def conversation(self) -> tuple[Message, ...]:
+        if self.messages is None:
+            return user_prompt(self.prompt or "")
+        return tuple(message.to_message() for message in self.messages)
+
+    def tool_specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(tool.to_spec() for tool in self.tools or ())
+
+    def tool_choice_spec(self) -> ToolChoice | None:
+        if self.tool_choice is None:
+            return None
+        if isinstance(self.tool_choice, NamedToolChoice):
+            return ToolChoice(mode="tool", name=self.tool_choice.name)
+        return ToolChoice(mode=self.tool_choice)
+
+
+class ToolCallOut(BaseModel):
+    id: str = Field(description="Provider-neutral id; answer it with a tool_result of this tool_use_id.")
+    name: str
+    input: dict[str, Any]
+
+
+class AssistantMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: list[dict[str, Any]] = Field(description="Blocks: thinking?, text?, tool_use...")
+
+
+class RouterCallResult(BaseModel):
+    """What ``router_call`` returns (``structuredContent``)."""
+
+    provider: ProviderName = Field(description="The service that answered.")
+    content: str = Field(
+        description="The answer text; when the model called tools, the JSON string of its text and tool_use blocks."
+    )
+    model: str = Field(description="The model that answered, as the provider reported it.")
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: int = Field(description="Milliseconds from sending the request to the complete answer.")
+    ttft_ms: int | None = Field(description="Milliseconds to the first streamed token; null if none streamed.")
+    stop_reason: str | None = Field(description="end_turn, tool_use, max_tokens, refusal, or the provider's own.")
+    tool_calls: list[ToolCallOut] = Field(description="Tool calls the model made, in order.")
+    thinking: str | None = Field(description="The model's reasoning text, when it returned any.")
+    warnings: list[str] = Field(description="Adjustments the router made to fit the provider, in plain words.")
+    message: AssistantMessage = Field(
+        description="This assistant turn in Anthropic Messages shape: append it to `messages` as is."
+    )

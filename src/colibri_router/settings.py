@@ -1,0 +1,53 @@
+"""Settings from the environment, loaded per call (never at import), so a host that changes the
+environment, or a test that sets it, is obeyed on the next call.
+
+Empty variables count as unset (``COLIBRI_KIMI_BASE_URL=`` falls back to the default). A ``.env``
+file is read only when ``COLIBRI_ENV_FILE`` names one: MCP hosts pass environment explicitly, and a
+stray ``.env`` in whatever directory the host starts us in must not change behaviour silently.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from colibri_router.errors import ConfigError
+
+DEFAULT_KIMI_BASE_URL = "https://api.moonshot.ai/v1"
+DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+DEFAULT_TIMEOUT_S = 300.0
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_ignore_empty=True, extra="ignore", populate_by_name=True)
+
+    kimi_api_key: SecretStr | None = Field(None, validation_alias="COLIBRI_KIMI_API_KEY")
+    kimi_base_url: str = Field(DEFAULT_KIMI_BASE_URL, validation_alias="COLIBRI_KIMI_BASE_URL")
+    kimi_tool_ids: Literal["renumber", "repair"] = Field("renumber", validation_alias="COLIBRI_KIMI_TOOL_IDS")
+    anthropic_api_key: SecretStr | None = Field(None, validation_alias="ANTHROPIC_API_KEY")
+    anthropic_base_url: str = Field(DEFAULT_ANTHROPIC_BASE_URL, validation_alias="ANTHROPIC_BASE_URL")
+    default_provider: Literal["kimi", "claude"] = Field("kimi", validation_alias="COLIBRI_DEFAULT_PROVIDER")
+    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0, validation_alias="COLIBRI_TIMEOUT_S")
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
+        "info", validation_alias="COLIBRI_LOG_LEVEL"
+    )
+
+    @field_validator("kimi_tool_ids", "default_provider", "log_level", mode="before")
+    @classmethod
+    def _case_insensitive(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+def load_settings() -> Settings:
+    """Read the environment now. A malformed value is a :class:`ConfigError` naming the variable."""
+    env_file = os.environ.get("COLIBRI_ENV_FILE") or None
+    try:
+        return Settings(_env_file=env_file)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_input=False)
+        )
+        raise ConfigError(f"invalid setting: {problems}") from exc
