@@ -46,6 +46,7 @@ def _shared_processors() -> list[Any]:
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.format_exc_info,
         _redact_event,
     ]
 
@@ -96,6 +97,7 @@ def get_logger(name: str = "colibri_router") -> Any:
             processors=[
                 structlog.processors.add_log_level,
                 structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.processors.format_exc_info,
                 _redact_event,
                 _renderer(sys.stderr),
             ],

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import anyio
 
+T = TypeVar("T")
 Notify = Callable[[float, str], Awaitable[None]]
 HEARTBEAT_S = 4.0
 
@@ -59,3 +61,20 @@ class CallProgress:
         while True:
             await self.send()
             await anyio.sleep(interval_s)
+
+
+async def with_heartbeat(progress: CallProgress, work: Callable[[], Awaitable[T]]) -> T:
+    """Run ``work`` while ``progress`` beats. Its exception comes out as itself: a task group would
+    wrap it in an ExceptionGroup, which callers branching on error codes must not see."""
+    failure: Exception | None = None
+    async with anyio.create_task_group() as beats:
+        beats.start_soon(progress.heartbeat)
+        try:
+            result = await work()
+        except Exception as exc:
+            failure = exc
+        finally:
+            beats.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return result

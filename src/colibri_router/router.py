@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import anyio
 import httpx
 
-from colibri_router.adapters import DEFAULT_MAX_TOKENS, HTTP_TIMEOUT, PROVIDERS, Provider, run_completion
+from colibri_router.adapters import DEFAULT_MAX_TOKENS, HTTP_TIMEOUT, PROVIDERS, Completion, Provider, run_completion
 from colibri_router.conversation import (
     AssistantTurn,
     CompletionRequest,
@@ -24,7 +23,7 @@ from colibri_router.conversation import (
     render_content,
 )
 from colibri_router.errors import InvalidRequestError
-from colibri_router.progress import CallProgress, Notify
+from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.retry import Deadline
 from colibri_router.schema import AssistantMessage, RouterCallInput, RouterCallResult, ToolCallOut
 from colibri_router.settings import load_settings
@@ -55,20 +54,18 @@ async def route(
     connection = provider.connection(settings)
     request, warnings = build_request(args, provider.default_model)
     progress = CallProgress(provider.name, notify)
-    async with anyio.create_task_group() as heartbeat:
-        if notify is not None:
-            heartbeat.start_soon(progress.heartbeat)
-        try:
-            completion = await run_completion(
-                provider.make_codec(settings),
-                request,
-                connection,
-                deadline=Deadline.after(args.timeout_s or settings.timeout_s),
-                progress=progress,
-                client=client,
-            )
-        finally:
-            heartbeat.cancel_scope.cancel()
+
+    async def complete() -> Completion:
+        return await run_completion(
+            provider.make_codec(settings),
+            request,
+            connection,
+            deadline=Deadline.after(args.timeout_s or settings.timeout_s),
+            progress=progress,
+            client=client,
+        )
+
+    completion = await (complete() if notify is None else with_heartbeat(progress, complete))
     turn = with_neutral_ids(completion.turn, request.messages)
     return RouterCallResult(
         provider=provider.name,  # type: ignore[arg-type]  # registry names are the schema's names

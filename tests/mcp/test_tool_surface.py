@@ -1,0 +1,208 @@
+"""router_call through the official MCP client, in memory: schema, annotations, results, errors.
+
+The upstream is mocked with respx here (the MCP surface is what is under test); the real-socket
+upstream and the real process are covered in tests/e2e.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+import respx
+from mcp import Client
+
+from colibri_router.server import build_server
+
+KIMI_URL = "https://api.moonshot.ai/v1/chat/completions"
+CLAUDE_URL = "https://api.anthropic.com/v1/messages"
+
+
+def kimi_body(text: str = "hello from kimi", **extra: Any) -> dict[str, Any]:
+    return {
+        "model": "kimi-k2-0905-preview",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 4},
+        **extra,
+    }
+
+
+def claude_body(text: str = "hello from claude") -> dict[str, Any]:
+    return {
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 5, "output_tokens": 6},
+    }
+
+
+@pytest.fixture
+def upstream() -> Any:
+    with respx.mock(assert_all_called=False) as mock:
+        yield mock
+
+
+async def call(arguments: dict[str, Any]) -> Any:
+    async with Client(build_server()) as client:
+        return await client.call_tool("router_call", arguments)
+
+
+async def test_lists_one_tool_with_described_schema_and_annotations() -> None:
+    async with Client(build_server()) as client:
+        tools = (await client.list_tools()).tools
+    assert [tool.name for tool in tools] == ["router_call"]
+    tool = tools[0]
+    properties = tool.input_schema["properties"]
+    assert {
+        "prompt", "messages", "provider", "model", "system_prompt", "max_tokens",
+        "temperature", "tools", "tool_choice", "timeout_s",
+    } <= set(properties)  # fmt: skip
+    assert all(spec.get("description") for spec in properties.values())
+    assert tool.annotations is not None
+    assert tool.annotations.read_only_hint is True
+    assert tool.annotations.open_world_hint is True
+    output = tool.output_schema
+    assert output is not None
+    assert {
+        "provider", "content", "model", "prompt_tokens", "completion_tokens", "latency_ms",
+        "stop_reason", "tool_calls", "thinking", "warnings", "message", "ttft_ms",
+    } <= set(output["properties"])  # fmt: skip
+
+
+async def test_success_returns_structured_content_and_one_text_block(
+    upstream: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", "sk-kimi-test-key")
+    upstream.post(KIMI_URL).respond(json=kimi_body())
+    result = await call({"prompt": "hi"})
+    assert not result.is_error
+    assert [block.text for block in result.content] == ["hello from kimi"]
+    structured = result.structured_content
+    assert structured["provider"] == "kimi"
+    assert structured["content"] == "hello from kimi"
+    assert structured["model"] == "kimi-k2-0905-preview"
+    assert (structured["prompt_tokens"], structured["completion_tokens"]) == (3, 4)
+    assert structured["stop_reason"] == "end_turn"
+    assert isinstance(structured["latency_ms"], int)
+    assert structured["message"] == {"role": "assistant", "content": [{"type": "text", "text": "hello from kimi"}]}
+
+
+async def test_missing_key_is_an_error_result_starting_with_the_code() -> None:
+    result = await call({"prompt": "hi", "provider": "kimi"})
+    assert result.is_error
+    text = result.content[0].text
+    assert text.startswith("KIMI_CONFIG_ERROR: ")
+    assert "COLIBRI_KIMI_API_KEY" in text
+    result = await call({"prompt": "hi", "provider": "claude"})
+    assert result.content[0].text.startswith("ANTHROPIC_CONFIG_ERROR: ")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "needle"),
+    [
+        ({}, "exactly one of `prompt`"),
+        ({"prompt": "a", "messages": [{"role": "user", "content": "b"}]}, "exactly one of `prompt`"),
+        ({"prompt": ""}, "prompt"),
+        ({"prompt": "a", "provider": "gpt"}, "provider"),
+        ({"prompt": "a", "max_tokens": 0}, "max_tokens"),
+        ({"prompt": "a", "temperature": 3}, "temperature"),
+        ({"prompt": "a", "surprise": 1}, "surprise"),
+        ({"messages": [{"role": "user", "content": [{"type": "tool_use", "id": "x", "name": "n"}]}]}, "assistant"),
+    ],
+)
+async def test_invalid_arguments_get_a_readable_error_and_the_server_keeps_serving(
+    arguments: dict[str, Any], needle: str, upstream: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", "sk-kimi-test-key")
+    upstream.post(KIMI_URL).respond(json=kimi_body())
+    async with Client(build_server()) as client:
+        bad = await client.call_tool("router_call", arguments)
+        good = await client.call_tool("router_call", {"prompt": "still there?"})
+    assert bad.is_error
+    assert needle in bad.content[0].text
+    assert not good.is_error
+
+
+async def test_env_is_read_at_call_time(upstream: respx.MockRouter, monkeypatch: pytest.MonkeyPatch) -> None:
+    route = upstream.post(KIMI_URL).respond(json=kimi_body())
+    other = upstream.post("http://127.0.0.1:9/elsewhere/chat/completions").respond(json=kimi_body("moved"))
+    async with Client(build_server()) as client:
+        monkeypatch.setenv("COLIBRI_KIMI_API_KEY", "sk-first-key-0001")
+        first = await client.call_tool("router_call", {"prompt": "one"})
+        monkeypatch.setenv("COLIBRI_KIMI_API_KEY", "sk-second-key-0002")
+        monkeypatch.setenv("COLIBRI_KIMI_BASE_URL", "http://127.0.0.1:9/elsewhere")
+        second = await client.call_tool("router_call", {"prompt": "two"})
+    assert route.calls.last.request.headers["authorization"] == "Bearer sk-first-key-0001"
+    assert other.calls.last.request.headers["authorization"] == "Bearer sk-second-key-0002"
+    assert second.structured_content["content"] == "moved"
+    assert not first.is_error
+
+
+@pytest.mark.parametrize(
+    ("arguments", "env", "expected"),
+    [
+        ({"model": "claude-haiku-4-5"}, {}, "claude"),
+        ({"model": "kimi-k2-thinking"}, {"COLIBRI_DEFAULT_PROVIDER": "claude"}, "kimi"),
+        ({"model": "moonshotai/Kimi-K2-Instruct"}, {}, "kimi"),
+        ({}, {"COLIBRI_DEFAULT_PROVIDER": "claude"}, "claude"),
+        ({}, {}, "kimi"),
+        ({"provider": "claude", "model": "my-proxy-model"}, {}, "claude"),
+    ],
+)
+async def test_provider_is_inferred_from_model_then_env_then_kimi(
+    arguments: dict[str, Any],
+    env: dict[str, str],
+    expected: str,
+    upstream: respx.MockRouter,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", "sk-kimi-test-key")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    upstream.post(KIMI_URL).respond(json=kimi_body())
+    upstream.post(CLAUDE_URL).respond(json=claude_body())
+    result = await call({"prompt": "who are you?", **arguments})
+    assert result.structured_content["provider"] == expected
+
+
+async def test_upstream_failure_maps_to_a_stable_code_without_the_key(
+    upstream: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-ant-very-secret-key-42"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    upstream.post(CLAUDE_URL).respond(
+        401,
+        json={"type": "error", "error": {"type": "authentication_error", "message": f"invalid x-api-key {key}"}},
+    )
+    result = await call({"prompt": "hi", "provider": "claude"})
+    text = result.content[0].text
+    assert text.startswith("ANTHROPIC_API_ERROR: HTTP 401 authentication_error")
+    assert key not in text
+    assert key not in json.dumps(result.model_dump(mode="json"))
+
+
+async def test_progress_is_reported_when_the_host_asks(
+    upstream: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", "sk-kimi-test-key")
+    stream = (
+        'data: {"model":"kimi-k2","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n'
+        'data: {"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}\n\n'
+        "data: [DONE]\n\n"
+    )
+    upstream.post(KIMI_URL).respond(headers={"content-type": "text/event-stream"}, text=stream)
+    updates: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        updates.append((progress, message))
+
+    async with Client(build_server()) as client:
+        result = await client.call_tool("router_call", {"prompt": "hi"}, progress_callback=on_progress)
+    assert result.structured_content["content"] == "Hello"
+    assert isinstance(result.structured_content["ttft_ms"], int)
+    assert updates, "no progress notification reached the host"
+    assert [p for p, _ in updates] == sorted({p for p, _ in updates})  # strictly increasing
+    assert all(message and message.startswith("kimi: ") for _, message in updates)
