@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 import pytest
 import respx
 from mcp import Client

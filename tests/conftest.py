@@ -1,0 +1,59 @@
+"""Fixtures shared by every test: the loopback fake upstream, and the guards each test runs under.
+
+Guards (autouse): a developer's real keys and proxy settings are removed from the environment, and
+name resolution is refused for anything but loopback, so no test can reach a real provider.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fake_upstream import FakeUpstream  # importable everywhere: pyproject sets pythonpath = ["tests"]
+
+_SECRET_PREFIXES = ("COLIBRI_", "ANTHROPIC_", "MOONSHOT_", "KIMI_")
+_PROXY_VARIABLES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remove provider settings, API keys and proxies that the developer's shell may carry."""
+    for name in list(os.environ):
+        upper = name.upper()
+        if upper.startswith(_SECRET_PREFIXES) or upper.endswith("_API_KEY") or upper in _PROXY_VARIABLES:
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refuse to resolve any host but loopback (every httpx connection resolves its host first)."""
+    resolve = socket.getaddrinfo
+
+    def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _is_loopback(host):
+            raise OSError(f"tests must not reach beyond loopback, refused to resolve {host!r}")
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
+
+
+def _is_loopback(host: str | bytes | None) -> bool:
+    if isinstance(host, bytes):
+        host = host.decode()
+    if not host or host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture
+def fake_upstream() -> Iterator[FakeUpstream]:
+    """A started fake upstream on an ephemeral loopback port, stopped after the test."""
+    with FakeUpstream() as fake:
+        yield fake

@@ -1,0 +1,39 @@
+"""Helpers for driving the real ``colibri-router`` process over stdio with the official MCP client."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fake_upstream import FakeUpstream
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+# The console script installed next to the interpreter running the tests (uv's .venv/bin).
+SERVER_COMMAND = str(Path(sys.executable).with_name("colibri-router"))
+KIMI_KEY = "sk-kimi-e2e-secret-0123456789"
+ANTHROPIC_KEY = "sk-ant-e2e-secret-9876543210"
+
+
+def host_env(fake_upstream: FakeUpstream) -> dict[str, str]:
+    """The environment an MCP host would pass: keys and base URLs pointing at the loopback fake."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "COLIBRI_KIMI_API_KEY": KIMI_KEY,
+        "COLIBRI_KIMI_BASE_URL": fake_upstream.kimi_base_url,
+        "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        "ANTHROPIC_BASE_URL": fake_upstream.anthropic_base_url,
+        "COLIBRI_LOG_LEVEL": "info",
+    }
+
+
+@asynccontextmanager
+async def router_session(env: dict[str, str], stderr_path: Path) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=SERVER_COMMAND, args=[], env=env)
+    with stderr_path.open("a") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
