@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import ANTHROPIC_KEY, KIMI_KEY, SERVER_COMMAND, router_session
 from fake_upstream import (
     FakeUpstream,
     anthropic_text,
@@ -21,6 +20,7 @@ from fake_upstream import (
     kimi_tool_calls,
     raw_body,
 )
+from harness import ANTHROPIC_KEY, KIMI_KEY, SERVER_COMMAND, router_session
 from mcp.types import LATEST_PROTOCOL_VERSION
 
 pytestmark = pytest.mark.e2e
@@ -164,8 +164,13 @@ def test_stdout_carries_only_json_rpc(fake_upstream: FakeUpstream, server_env: d
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "router_call", "arguments": {}}},
-        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "router_call", "arguments": {"prompt": "x"}}},
-    ]  # fmt: skip
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "router_call", "arguments": {"prompt": "x"}},
+        },
+    ]
     process = subprocess.Popen(
         [SERVER_COMMAND], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env
     )
