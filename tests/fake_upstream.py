@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import functools
 import itertools
 import json
 import re
@@ -199,7 +200,7 @@ def kimi_text(
 ) -> MessageReply:
     """A Kimi chat.completion with a text answer (and ``reasoning_content`` for thinking models)."""
     msg = {"role": "assistant", "content": text}
-    return _kimi_reply(msg, reasoning, model, finish_reason, usage, delay_s, hold_open_s)
+    return MessageReply(_kimi_body(msg, reasoning, model, finish_reason, usage), delay_s, hold_open_s)
 
 
 def kimi_tool_calls(
@@ -222,22 +223,16 @@ def kimi_tool_calls(
         for call_id, name, arguments in calls
     ]
     msg = {"role": "assistant", "content": text or "", "tool_calls": tool_calls}
-    return _kimi_reply(msg, reasoning, model, finish_reason, usage, delay_s, hold_open_s)
+    return MessageReply(_kimi_body(msg, reasoning, model, finish_reason, usage), delay_s, hold_open_s)
 
 
-def _kimi_reply(
-    msg: dict[str, Any],
-    reasoning: str | None,
-    model: str,
-    finish_reason: str,
-    usage: tuple[int, int],
-    delay_s: float,
-    hold_open_s: float,
-) -> MessageReply:
+def _kimi_body(
+    msg: dict[str, Any], reasoning: str | None, model: str, finish_reason: str, usage: tuple[int, int]
+) -> dict[str, Any]:
     if reasoning is not None:
         msg["reasoning_content"] = reasoning
     prompt, completion = usage
-    body = {
+    return {
         "id": f"chatcmpl-fake-{next(_ids)}",
         "object": "chat.completion",
         "created": 1_700_000_000,
@@ -245,7 +240,6 @@ def _kimi_reply(
         "choices": [{"index": 0, "message": msg, "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
     }
-    return MessageReply(body, delay_s, hold_open_s)
 
 
 def anthropic_text(
@@ -259,7 +253,7 @@ def anthropic_text(
     hold_open_s: float = 0.0,
 ) -> MessageReply:
     """An Anthropic message with a text block (after a signed thinking block if ``thinking`` is given)."""
-    return _anthropic_reply(text, thinking, [], model, stop_reason, usage, delay_s, hold_open_s)
+    return MessageReply(_anthropic_body(text, thinking, [], model, stop_reason, usage), delay_s, hold_open_s)
 
 
 def anthropic_tool_use(
@@ -275,25 +269,24 @@ def anthropic_tool_use(
 ) -> MessageReply:
     """An Anthropic message calling tools; ``blocks`` are ``(id, name, input_dict)``."""
     tool_uses = [{"type": "tool_use", "id": i, "name": n, "input": dict(inp)} for i, n, inp in blocks]
-    return _anthropic_reply(text, thinking, tool_uses, model, stop_reason, usage, delay_s, hold_open_s)
+    body = _anthropic_body(text, thinking, tool_uses, model, stop_reason, usage)
+    return MessageReply(body, delay_s, hold_open_s)
 
 
-def _anthropic_reply(
+def _anthropic_body(
     text: str | None,
     thinking: str | None,
     tool_uses: list[dict[str, Any]],
     model: str,
     stop_reason: str,
     usage: tuple[int, int],
-    delay_s: float,
-    hold_open_s: float,
-) -> MessageReply:
+) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if thinking is not None:
         content.append({"type": "thinking", "thinking": thinking, "signature": f"sig-fake-{next(_ids)}"})
     if text is not None:
         content.append({"type": "text", "text": text})
-    body = {
+    return {
         "id": f"msg_fake_{next(_ids)}",
         "type": "message",
         "role": "assistant",
@@ -303,7 +296,6 @@ def _anthropic_reply(
         "stop_sequence": None,
         "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
     }
-    return MessageReply(body, delay_s, hold_open_s)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -318,8 +310,7 @@ def kimi_sse_events(body: Mapping[str, Any]) -> list[str]:
     """
     choice = body["choices"][0]
     msg = choice["message"]
-    head = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"]}
-    head["model"] = body["model"]
+    head = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
 
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> str:
         return json.dumps({**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]})
@@ -329,9 +320,10 @@ def kimi_sse_events(body: Mapping[str, Any]) -> list[str]:
     events += [chunk({"content": p}) for p in _pieces(msg.get("content") or "")]
     for index, call in enumerate(msg.get("tool_calls") or []):
         function = call["function"]
-        first = {"index": index, "id": call["id"], "type": "function"}
-        first["function"] = {"name": function["name"], "arguments": ""}
-        events.append(chunk({"tool_calls": [first]}))
+        named = {"name": function["name"], "arguments": ""}
+        events.append(
+            chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": named}]})
+        )
         fragments = _pieces(function["arguments"])
         events += [chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in fragments]
     events.append(chunk({}, choice["finish_reason"]))
@@ -568,7 +560,8 @@ def _anthropic_message_problems(messages: list[Any]) -> list[str]:
             for use_id in uses:
                 if not isinstance(use_id, str) or not _CLAUDE_ID.match(use_id):
                     problems.append(f"messages.{i}: tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'")
-                elif use_id in seen_ids:
+                    continue
+                if use_id in seen_ids:
                     problems.append(f"messages.{i}: tool_use ids must be unique, {use_id!r} is repeated")
                 seen_ids.add(use_id)
             pending = {u for u in uses if isinstance(u, str)}
@@ -635,8 +628,8 @@ class Route(abc.ABC):
     auth_error_type: ClassVar[str]
     ping_frame: ClassVar[bytes]
 
-    def __init__(self, lock: threading.Lock) -> None:
-        self._lock = lock
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
         self._queue: deque[Reply] = deque()
         self._requests: list[RecordedRequest] = []
 
@@ -649,6 +642,15 @@ class Route(abc.ABC):
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
             return list(self._requests)
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
+
+    def _clear(self) -> None:
+        with self._lock:
+            self._queue.clear()
+            self._requests.clear()
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -761,18 +763,17 @@ class FakeUpstream:
         self._requests: list[RecordedRequest] = []
         self._violations: list[str] = []
         self._disconnects: list[Disconnect] = []
-        self.kimi = KimiRoute(self._lock)
-        self.anthropic = AnthropicRoute(self._lock)
+        self.kimi = KimiRoute()
+        self.anthropic = AnthropicRoute()
         self._routes: dict[str, Route] = {self.kimi.path: self.kimi, self.anthropic.path: self.anthropic}
         self._server = _Server((host, port), self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(_TICK_S,), name="fake-upstream", daemon=True
-        )
+        # A short poll interval: stop() waits for the accept loop to poll once.
+        serve = functools.partial(self._server.serve_forever, poll_interval=0.01)
+        self._thread = threading.Thread(target=serve, name="fake-upstream", daemon=True)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{self._server.server_name}:{self._server.server_port}"
 
     @property
     def kimi_base_url(self) -> str:
@@ -825,10 +826,9 @@ class FakeUpstream:
 
     def reset(self) -> None:
         """Forget scripted replies and recordings; settings (latency_s, strict_ids) stay."""
+        for route in self._routes.values():
+            route._clear()
         with self._lock:
-            for route in self._routes.values():
-                route._queue.clear()
-                route._requests.clear()
             self._requests.clear()
             self._violations.clear()
             self._disconnects.clear()
@@ -847,12 +847,11 @@ class FakeUpstream:
         )
         with self._lock:
             self._requests.append(request)
-            if route is not None:
-                route._requests.append(request)
         if route is None:  # a wrong base URL: answer like a web server would, and say so in violations
             self._violate(f"unknown route {handler.command} {path}")
             handler.send_error(404, f"no route {path}")
             return
+        route._record(request)
         ex = _Exchange(self, handler, route, path)
         if not ex.wait(self.latency_s):
             return
@@ -899,7 +898,7 @@ class _Exchange:
 
     def _peer_closed(self) -> bool:
         try:
-            closed = self.handler.connection.recv(1, socket.MSG_PEEK) == b""
+            closed: bool = self.handler.connection.recv(1, socket.MSG_PEEK) == b""
         except OSError:
             return True
         if not closed:  # the client sent more bytes (pipelining): not a hang-up, but don't spin on it
@@ -993,7 +992,7 @@ class _Server(ThreadingHTTPServer):
     def server_bind(self) -> None:
         # HTTPServer.server_bind resolves the host name (socket.getfqdn), which can take seconds.
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        self.server_name, self.server_port = self.socket.getsockname()[:2]
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._open_lock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -42,7 +43,7 @@ def anthropic_body(text: str = "hi", **fields: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def client(fake_upstream: FakeUpstream) -> httpx.Client:
+def client(fake_upstream: FakeUpstream) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=fake_upstream.url, timeout=5) as client:
         yield client
 
@@ -236,7 +237,7 @@ def test_a_cut_stream_ends_without_its_terminal_event(
     route = fake_upstream.kimi if path == KIMI_PATH else fake_upstream.anthropic
     route.enqueue(raw_stream(events, drop_after=3))
     headers = KIMI_HEADERS if path == KIMI_PATH else ANTHROPIC_HEADERS
-    received = []
+    received: list[ServerSentEvent] = []
     with (
         pytest.raises(httpx.RemoteProtocolError, match="incomplete chunked read"),
         connect_sse(client, "POST", path, json=body, headers=headers) as source,

@@ -154,11 +154,15 @@ async def test_loop_starts_on_kimi_and_continues_on_claude(
     assert claude_calls == claude_results
     assert all(NEUTRAL_ID.match(i) for i in claude_calls)
     kimi_calls, kimi_results = kimi_wire_ids(fake_upstream.kimi.requests[-1].body)
-    assert kimi_calls == kimi_results == [
-        "functions.list_dir:0",
-        "functions.read_file:1",
-        "functions.mcp.fs-stat:2",
-    ]
+    assert (
+        kimi_calls
+        == kimi_results
+        == [
+            "functions.list_dir:0",
+            "functions.read_file:1",
+            "functions.mcp.fs-stat:2",
+        ]
+    )
 
 
 async def test_thinking_model_gets_its_reasoning_back_and_claude_turns_a_placeholder(
@@ -195,7 +199,12 @@ async def test_required_tool_choice_on_kimi_becomes_auto_with_a_nudge(
         kimi = await session.call_tool("router_call", {"prompt": "go", "tools": TOOLS, "tool_choice": "required"})
         claude = await session.call_tool(
             "router_call",
-            {"prompt": "go", "tools": TOOLS, "tool_choice": {"type": "tool", "name": "read_file"}, "provider": "claude"},
+            {
+                "prompt": "go",
+                "tools": TOOLS,
+                "tool_choice": {"type": "tool", "name": "read_file"},
+                "provider": "claude",
+            },
         )
     assert not kimi.is_error and not claude.is_error
     assert any("tool_choice" in w for w in (kimi.structured_content or {})["warnings"])
