@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from colibri_router.logs import redact
+
 
 class ColibriError(Exception):
     code: str = "COLIBRI_ERROR"
@@ -34,6 +36,15 @@ class ColibriError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+    def scrub(self, secret: str) -> None:
+        """Remove ``secret`` (and anything credential-shaped) from this error and the errors it was
+        raised from: an upstream may echo the key it was sent, and tracebacks print the whole chain."""
+        error: BaseException | None = self
+        while isinstance(error, ColibriError):
+            error.message = redact(error.message, secret)
+            error.args = (error.message,)
+            error = error.__cause__ or error.__context__
 
 
 class ConfigError(ColibriError):

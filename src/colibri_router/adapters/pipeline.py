@@ -23,7 +23,7 @@ from colibri_router.conversation import (
     user_prompt,
 )
 from colibri_router.errors import ColibriError, ErrorFamily, MalformedResponse
-from colibri_router.logs import get_logger, redact
+from colibri_router.logs import get_logger
 from colibri_router.progress import CallProgress
 from colibri_router.retry import Deadline, RetryPolicy, Sleep, with_retries
 from colibri_router.settings import Settings, load_settings
@@ -149,7 +149,7 @@ async def run_completion(
     except MalformedResponse as exc:
         raise codec.errors.api(f"malformed response body: {exc}", status=200) from exc
     except ColibriError as exc:
-        exc.message = redact(exc.message, connection.api_key)  # an upstream may echo the key
+        exc.scrub(connection.api_key)
         raise
     latency_ms = round((time.monotonic() - progress.started_at) * 1000)
     turn = replace(turn, warnings=(*clamp_warnings, *encoded.warnings, *turn.warnings))
