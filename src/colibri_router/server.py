@@ -37,8 +37,6 @@ INSTRUCTIONS = (
     "and call again."
 )
 
-log = get_logger(__name__)
-
 
 @dataclass(frozen=True, slots=True)
 class ServerState:
@@ -69,10 +67,10 @@ async def router_call(arguments: RouterCallInput, ctx: Context[ServerState, Any]
     try:
         result = await route(arguments, client=state.http, notify=notify)
     except ColibriError as error:
-        log.warning("router_call failed", code=error.code, status=error.status, error=error.message)
+        get_logger(__name__).warning("router_call failed", code=error.code, status=error.status, error=error.message)
         return error_result(error.code, error.message)
     except Exception:
-        log.exception("router_call crashed")
+        get_logger(__name__).exception("router_call crashed")
         return error_result("INTERNAL_ERROR", "unexpected failure inside colibri-router; see the server log")
     return success_result(result)
 

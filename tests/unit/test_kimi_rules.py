@@ -116,6 +116,14 @@ def test_empty_tool_result_gets_a_placeholder_and_errors_are_marked() -> None:
     assert contents == [ERROR_RESULT_PREFIX + EMPTY_TOOL_RESULT, EMPTY_TOOL_RESULT]
 
 
+def test_more_than_128_tools_is_a_clear_error_before_sending() -> None:
+    many = tuple(ToolSpec(f"t{i}", {"type": "object"}) for i in range(129))
+    with pytest.raises(InvalidRequestError, match="at most 128 tools"):
+        encode(request(user("hi"), tools=many))
+    body, _ = encode(request(user("hi"), tools=many[:128]))
+    assert len(body["tools"]) == 128
+
+
 def test_result_without_a_call_is_rejected_with_a_clear_error() -> None:
     with pytest.raises(InvalidRequestError, match="ghost"):
         encode(request(user("go"), assistant("ok"), user(ToolResult("ghost", "?"))))

@@ -32,7 +32,7 @@ from colibri_router.conversation import (
     ToolCall,
     ToolChoice,
 )
-from colibri_router.errors import KIMI_ERRORS, ErrorFamily
+from colibri_router.errors import KIMI_ERRORS, ErrorFamily, InvalidRequestError
 from colibri_router.settings import Settings
 from colibri_router.toolcalls.arguments import parse_arguments
 from colibri_router.toolcalls.assembly import OpenAIStreamAssembler, StreamAssembler
@@ -42,6 +42,7 @@ from colibri_router.toolcalls.k2_markers import contains_k2_markers, parse_k2_ma
 DEFAULT_MODEL = "kimi-k2-0905-preview"
 FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
 REASONING_PLACEHOLDER = "(reasoning for this step was not recorded)"
+MAX_TOOLS = 128  # Moonshot's documented limit
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -63,6 +64,8 @@ class KimiCodec:
         return OpenAIStreamAssembler()
 
     def encode(self, request: CompletionRequest) -> Encoded:
+        if len(request.tools) > MAX_TOOLS:
+            raise InvalidRequestError(f"Kimi accepts at most {MAX_TOOLS} tools; the call gave {len(request.tools)}")
         warnings: list[str] = []
         history = ids_for_kimi(request.messages, self.id_mode)
         if is_thinking_model(request.model):
