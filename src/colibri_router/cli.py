@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from colibri_router import __version__
-from colibri_router.logs import configure_logging
+from colibri_router.errors import ColibriError, ConfigError
+from colibri_router.logs import configure_logging, get_logger
+from colibri_router.settings import load_settings
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging()
+    _configure_logging_from_settings()
     if args.command == "call":
         return _call(args, sys.stdin, sys.stdout)
     from colibri_router.server import build_server  # the SDK loads only when serving
@@ -50,11 +52,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _configure_logging_from_settings() -> None:
+    """Logging first, at the level the settings give; an invalid setting is said at once on stderr
+    (every call would fail with CONFIG_ERROR until it is fixed) and logging falls back to info."""
+    try:
+        level, problem = load_settings().log_level, None
+    except ConfigError as error:
+        level, problem = "info", error.message
+    configure_logging(level)
+    if problem is not None:
+        get_logger(__name__).warning("invalid settings: calls will fail until this is fixed", problem=problem)
+
+
 def _call(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
     from pydantic import ValidationError
 
-    from colibri_router.errors import ColibriError
     from colibri_router.router import open_http_client, route
     from colibri_router.schema import RouterCallInput
 
@@ -72,7 +85,7 @@ def _call(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
             fields["tools"] = json.loads(args.tools.read_text())
         arguments = RouterCallInput.model_validate(fields)
     except (OSError, ValueError, ValidationError) as exc:
-        return _emit_error(stdout, "INVALID_ARGUMENTS", str(exc))
+        return _emit_error(stdout, "INVALID_REQUEST", str(exc))
 
     async def run() -> str:
         async with open_http_client() as http:

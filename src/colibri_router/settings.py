@@ -9,6 +9,7 @@ stray ``.env`` in whatever directory the host starts us in must not change behav
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -38,12 +39,15 @@ class Settings(BaseSettings):
     @field_validator("kimi_tool_ids", "default_provider", "log_level", mode="before")
     @classmethod
     def _case_insensitive(cls, value: object) -> object:
-        return value.strip().lower() if isinstance(value, str) else value
+        if not isinstance(value, str):
+            return value
+        value = value.strip().lower()
+        return "warning" if value == "warn" else value
 
 
 def load_settings() -> Settings:
     """Read the environment now. A malformed value is a :class:`ConfigError` naming the variable."""
-    env_file = os.environ.get("COLIBRI_ENV_FILE") or None
+    env_file = _env_file()
     try:
         return Settings(_env_file=env_file)  # type: ignore[call-arg]
     except ValidationError as exc:
@@ -51,3 +55,14 @@ def load_settings() -> Settings:
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_input=False)
         )
         raise ConfigError(f"invalid setting: {problems}") from exc
+
+
+def _env_file() -> Path | None:
+    configured = os.environ.get("COLIBRI_ENV_FILE")
+    if not configured:
+        return None
+    path = Path(configured).expanduser()
+    if not path.is_file():
+        # Silently ignoring it would leave the user wondering why their keys are "missing".
+        raise ConfigError(f"COLIBRI_ENV_FILE points at {str(path)!r}, which is not a readable file")
+    return path

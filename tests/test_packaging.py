@@ -1,0 +1,231 @@
+"""Packaging and docs stay in step with the code: server.json, .env.example, README.md, .ci/run.
+
+All offline. The MCP registry schema lives in the shared directory next to the repository
+(``../shared/schemas``); the schema test is skipped only when that directory is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+import typing
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+import colibri_router
+from colibri_router.settings import Settings
+
+ROOT = Path(__file__).parents[1]
+SHARED_SCHEMAS = ROOT.parent / "shared" / "schemas"
+KEY_VARIABLES = {"COLIBRI_KIMI_API_KEY", "ANTHROPIC_API_KEY"}
+# Read by settings.load_settings() itself rather than by a Settings field.
+ENV_FILE_VARIABLE = "COLIBRI_ENV_FILE"
+_FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def settings_variables() -> dict[str, Any]:
+    """Env var name → the Settings field that reads it."""
+    fields = {}
+    for name, field in Settings.model_fields.items():
+        alias = field.validation_alias
+        assert isinstance(alias, str), f"Settings.{name} has no plain validation_alias"
+        fields[alias] = field
+    return fields
+
+
+def expected_variables() -> set[str]:
+    return {*settings_variables(), ENV_FILE_VARIABLE}
+
+
+def server_json() -> dict[str, Any]:
+    return json.loads((ROOT / "server.json").read_text())
+
+
+def server_json_variables() -> dict[str, dict[str, Any]]:
+    (package,) = server_json()["packages"]
+    return {entry["name"]: entry for entry in package["environmentVariables"]}
+
+
+def env_example_variables() -> dict[str, str]:
+    """``NAME=value`` lines of .env.example, including commented-out ones (``# NAME=value``)."""
+    found = {}
+    for line in (ROOT / ".env.example").read_text().splitlines():
+        match = re.fullmatch(r"#?\s*([A-Z][A-Z0-9_]*)=(.*)", line.strip())
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def readme() -> str:
+    return (ROOT / "README.md").read_text()
+
+
+def readme_section(title: str) -> str:
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", readme(), re.MULTILINE | re.DOTALL)
+    assert match, f"README has no '## {title}' section"
+    return match.group(1)
+
+
+def code_blocks(text: str, language: str | None = None) -> list[str]:
+    return [body for lang, body in _FENCE.findall(text) if language is None or lang == language]
+
+
+def pyproject() -> dict[str, Any]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def default_as_text(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# server.json
+
+
+def test_server_json_validates_against_the_registry_schema() -> None:
+    document = server_json()
+    date = re.search(r"/schemas/([0-9-]+)/server\.schema\.json$", document["$schema"])
+    assert date, f"unexpected $schema URL {document['$schema']!r}"
+    schema_path = SHARED_SCHEMAS / f"server.schema.{date.group(1)}.json"
+    if not SHARED_SCHEMAS.is_dir():
+        pytest.skip(f"shared schema directory {SHARED_SCHEMAS} is absent (only present next to the repo)")
+    assert schema_path.is_file(), f"server.json names schema {date.group(1)}, but {schema_path} does not exist"
+    schema = json.loads(schema_path.read_text())
+    assert schema["$id"] == document["$schema"]
+    validator_class = jsonschema.validators.validator_for(schema)  # the draft the schema declares
+    validator_class.check_schema(schema)
+    validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
+
+
+def test_server_json_describes_the_pypi_package_on_stdio() -> None:
+    document = server_json()
+    (package,) = document["packages"]
+    assert package["registryType"] == "pypi"
+    assert package["identifier"] == pyproject()["project"]["name"] == "colibri-router"
+    assert package["transport"] == {"type": "stdio"}
+    assert "/" in document["name"]
+
+
+def test_versions_agree() -> None:
+    version = pyproject()["project"]["version"]
+    document = server_json()
+    (package,) = document["packages"]
+    assert document["version"] == package["version"] == version == colibri_router.__version__
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Environment variables: one set everywhere
+
+
+def test_server_json_lists_exactly_the_variables_the_settings_read() -> None:
+    assert set(server_json_variables()) == expected_variables()
+
+
+def test_env_example_lists_exactly_the_variables_the_settings_read() -> None:
+    assert set(env_example_variables()) == expected_variables()
+
+
+def test_readme_mentions_every_variable() -> None:
+    text = readme()
+    missing = sorted(name for name in expected_variables() if f"`{name}`" not in text)
+    assert not missing, f"README.md does not mention {missing}"
+
+
+def test_server_json_variables_are_described_and_keys_are_secret() -> None:
+    for name, entry in server_json_variables().items():
+        assert entry.get("description"), name
+        assert entry.get("isSecret", False) is (name in KEY_VARIABLES), name
+        # Either provider alone works, and every other variable has a default or is optional.
+        assert entry.get("isRequired") is False, name
+
+
+def test_server_json_defaults_and_choices_match_the_settings() -> None:
+    entries = server_json_variables()
+    for name, field in settings_variables().items():
+        entry = entries[name]
+        if field.default is None:
+            assert "default" not in entry, name
+        else:
+            assert entry.get("default") == default_as_text(field.default), name
+        choices = typing.get_args(field.annotation) if typing.get_origin(field.annotation) is typing.Literal else ()
+        if choices:
+            assert entry.get("choices") == list(choices), name
+            assert entry.get("default") in choices, name
+        else:
+            assert "choices" not in entry, name
+
+
+def test_env_example_keys_are_empty_and_defaults_match_the_settings() -> None:
+    values = env_example_variables()
+    for name, field in settings_variables().items():
+        expected = "" if field.default is None else default_as_text(field.default)
+        assert values[name] == expected, name
+    assert all(values[name] == "" for name in KEY_VARIABLES)
+
+
+def test_env_example_loads_as_settings_with_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    from colibri_router.settings import load_settings
+
+    monkeypatch.setenv(ENV_FILE_VARIABLE, str(ROOT / ".env.example"))
+    assert load_settings() == Settings()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# README
+
+
+def test_quick_start_has_the_two_commands() -> None:
+    commands = [block.strip() for block in code_blocks(readme_section("Quick start"))]
+    assert commands == ["uv run colibri-router", "uv run pytest"]
+
+
+def test_readme_test_command_is_the_one_ci_runs() -> None:
+    readme_command = code_blocks(readme_section("Quick start"))[-1].strip()
+    ci_commands = [
+        line.strip().replace('"${uv[@]}"', "uv")
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if re.search(r"\brun pytest\b", line) and not line.lstrip().startswith("#")
+    ]
+    assert ci_commands == [readme_command]
+
+
+def test_readme_json_blocks_parse_and_the_claude_desktop_snippet_runs_uvx() -> None:
+    blocks = [json.loads(block) for block in code_blocks(readme(), "json")]
+    configs = [block["mcpServers"]["colibri-router"] for block in blocks if "mcpServers" in block]
+    assert configs, "README.md has no claude_desktop_config.json snippet"
+    assert any(config["command"] == "uvx" and config["args"] == ["colibri-router"] for config in configs)
+    for config in configs:
+        assert set(config.get("env", {})) <= expected_variables()
+
+
+def test_readme_documents_every_error_code() -> None:
+    from colibri_router import errors
+
+    codes = {
+        code
+        for value in vars(errors).values()
+        if isinstance(value, type) and issubclass(value, errors.ColibriError)
+        for code in (value.code, getattr(value, "api_code", None), getattr(value, "exhausted_code", None))
+        if code and not code.startswith(("COLIBRI_", "API_", "RETRIES_")) and code != "TIMEOUT"
+    }
+    codes.add("INTERNAL_ERROR")  # shaped by the server, not a class
+    text = readme_section("Errors")
+    missing = sorted(code for code in codes if f"`{code}`" not in text)
+    assert not missing, f"README's Errors section does not document {missing}"
+
+
+def test_readme_documents_every_tool_field() -> None:
+    from colibri_router.schema import RouterCallInput, RouterCallResult
+
+    text = readme_section("The tool: `router_call`")
+    fields = {*RouterCallInput.model_fields, *RouterCallResult.model_fields}
+    missing = sorted(name for name in fields if f"| `{name}` |" not in text)
+    assert not missing, f"README's tool section has no table row for {missing}"
