@@ -1,0 +1,283 @@
+"""Settings (read from the environment per call, empty means unset) and logging (stderr only, secrets
+redacted). The autouse conftest fixture has already removed COLIBRI_* and ANTHROPIC_* variables."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+
+from colibri_router.errors import ConfigError
+from colibri_router.logs import REDACTED, configure_logging, get_logger, redact
+from colibri_router.settings import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_KIMI_BASE_URL, load_settings
+
+KEY = "zq-SECRET-kimi-9f3b7c1e"
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    """Leave structlog and the standard library's logging as this test found them."""
+    saved_structlog, was_configured = structlog.get_config(), structlog.is_configured()
+    root = logging.getLogger()
+    saved_root = (list(root.handlers), root.level)
+    httpx_level = logging.getLogger("httpx").level
+    structlog.reset_defaults()
+    yield
+    structlog.reset_defaults()
+    if was_configured:
+        structlog.configure(**saved_structlog)
+    root.handlers, root.level = saved_root
+    logging.getLogger("httpx").setLevel(httpx_level)
+
+
+def json_lines(stream: io.StringIO) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+# --- settings --------------------------------------------------------------------------------------------------
+
+
+def test_defaults_with_an_empty_environment() -> None:
+    settings = load_settings()
+
+    assert settings.kimi_api_key is None
+    assert settings.anthropic_api_key is None
+    assert settings.kimi_base_url == DEFAULT_KIMI_BASE_URL == "https://api.moonshot.ai/v1"
+    assert settings.anthropic_base_url == DEFAULT_ANTHROPIC_BASE_URL == "https://api.anthropic.com"
+    assert settings.kimi_tool_ids == "renumber"
+    assert settings.default_provider == "kimi"
+    assert settings.timeout_s == 300.0
+    assert settings.log_level == "info"
+
+
+def test_every_variable_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", KEY)
+    monkeypatch.setenv("COLIBRI_KIMI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("COLIBRI_KIMI_TOOL_IDS", "repair")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "claude-key-1234")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("COLIBRI_DEFAULT_PROVIDER", "claude")
+    monkeypatch.setenv("COLIBRI_TIMEOUT_S", "12.5")
+    monkeypatch.setenv("COLIBRI_LOG_LEVEL", "debug")
+
+    settings = load_settings()
+
+    assert settings.kimi_api_key is not None
+    assert settings.kimi_api_key.get_secret_value() == KEY
+    assert settings.anthropic_api_key is not None
+    assert settings.anthropic_api_key.get_secret_value() == "claude-key-1234"
+    assert (settings.kimi_base_url, settings.anthropic_base_url) == ("http://127.0.0.1:9/v1", "http://127.0.0.1:9")
+    assert (settings.kimi_tool_ids, settings.default_provider) == ("repair", "claude")
+    assert (settings.timeout_s, settings.log_level) == (12.5, "debug")
+
+
+def test_i2_keys_never_show_in_the_settings_repr(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", KEY)
+
+    settings = load_settings()
+
+    assert KEY not in repr(settings)
+    assert KEY not in str(settings)
+
+
+@pytest.mark.parametrize(
+    "variable", ["COLIBRI_KIMI_BASE_URL", "ANTHROPIC_BASE_URL", "COLIBRI_KIMI_API_KEY", "COLIBRI_TIMEOUT_S"]
+)
+def test_i4_empty_variables_count_as_unset(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    monkeypatch.setenv(variable, "")
+    with_empty = load_settings()
+    monkeypatch.delenv(variable)
+
+    assert with_empty == load_settings()
+
+
+def test_i2_settings_are_read_at_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLIBRI_KIMI_BASE_URL", "http://first.example/v1")
+    first = load_settings()
+    monkeypatch.setenv("COLIBRI_KIMI_BASE_URL", "http://second.example/v1")
+    second = load_settings()
+
+    assert (first.kimi_base_url, second.kimi_base_url) == ("http://first.example/v1", "http://second.example/v1")
+
+
+def test_choice_variables_are_case_insensitive(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLIBRI_DEFAULT_PROVIDER", " Claude ")
+    monkeypatch.setenv("COLIBRI_KIMI_TOOL_IDS", "REPAIR")
+    monkeypatch.setenv("COLIBRI_LOG_LEVEL", "Warning")
+
+    settings = load_settings()
+
+    assert (settings.default_provider, settings.kimi_tool_ids, settings.log_level) == ("claude", "repair", "warning")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("COLIBRI_TIMEOUT_S", "0"),
+        ("COLIBRI_TIMEOUT_S", "soon"),
+        ("COLIBRI_DEFAULT_PROVIDER", "openai"),
+        ("COLIBRI_KIMI_TOOL_IDS", "keep"),
+        ("COLIBRI_LOG_LEVEL", "loud"),
+    ],
+)
+def test_invalid_values_are_config_errors_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+
+    assert variable in str(caught.value)
+    assert caught.value.code == "CONFIG_ERROR"
+
+
+def test_invalid_value_is_not_echoed_in_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLIBRI_TIMEOUT_S", KEY)  # a key pasted into the wrong variable
+
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+
+    assert KEY not in str(caught.value)
+
+
+def test_a_stray_dotenv_file_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(f"COLIBRI_KIMI_API_KEY={KEY}\nCOLIBRI_DEFAULT_PROVIDER=claude\n")
+    monkeypatch.chdir(tmp_path)
+
+    settings = load_settings()
+
+    assert settings.kimi_api_key is None
+    assert settings.default_provider == "kimi"
+
+
+def test_colibri_env_file_names_a_dotenv_to_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    env_file = tmp_path / "colibri.env"
+    env_file.write_text(f"COLIBRI_KIMI_API_KEY={KEY}\nCOLIBRI_KIMI_BASE_URL=\n")
+    monkeypatch.setenv("COLIBRI_ENV_FILE", str(env_file))
+
+    settings = load_settings()
+
+    assert settings.kimi_api_key is not None
+    assert settings.kimi_api_key.get_secret_value() == KEY
+    assert settings.kimi_base_url == DEFAULT_KIMI_BASE_URL
+
+
+def test_the_environment_wins_over_the_env_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    env_file = tmp_path / "colibri.env"
+    env_file.write_text("COLIBRI_DEFAULT_PROVIDER=claude\n")
+    monkeypatch.setenv("COLIBRI_ENV_FILE", str(env_file))
+    monkeypatch.setenv("COLIBRI_DEFAULT_PROVIDER", "kimi")
+
+    assert load_settings().default_provider == "kimi"
+
+
+# --- redaction ---------------------------------------------------------------------------------------------------
+
+
+def test_redact_replaces_a_given_secret_wherever_it_appears() -> None:
+    text = f"key {KEY} rejected; retry with {KEY}!"
+
+    assert redact(text, KEY) == f"key {REDACTED} rejected; retry with {REDACTED}!"
+
+
+def test_redact_replaces_the_values_of_the_key_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", "kimi-env-value-77")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "claude-env-value-88")
+
+    assert redact("a kimi-env-value-77 b claude-env-value-88 c") == f"a {REDACTED} b {REDACTED} c"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Incorrect API key provided: sk-abc123def456ghi",
+        "header Authorization: Bearer abcdefgh12345678",
+        'sent {"x-api-key": "abcdefgh12345678"}',
+    ],
+    ids=["sk-key", "bearer", "x-api-key"],
+)
+def test_redact_replaces_credential_shaped_tokens(text: str) -> None:
+    redacted = redact(text)
+
+    assert REDACTED in redacted
+    assert "abc123def456ghi" not in redacted
+    assert "abcdefgh12345678" not in redacted
+
+
+def test_redact_leaves_ordinary_text_and_tiny_secrets_alone() -> None:
+    text = "HTTP 429 rate_limit_error: slow down (task-ID 42)"
+
+    assert redact(text, None, "", "42") == text
+
+
+# --- logging -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_configure_logging_writes_json_lines_to_the_given_stream(capsys: pytest.CaptureFixture[str]) -> None:
+    stream = io.StringIO()
+
+    configure_logging("info", stream)
+    structlog.get_logger("colibri_router").info("hello", provider="kimi")
+    logging.getLogger("mcp.server").warning("from the SDK")
+
+    lines = json_lines(stream)
+    assert [(line["event"], line["level"]) for line in lines] == [("hello", "info"), ("from the SDK", "warning")]
+    assert lines[0]["provider"] == "kimi"
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_configure_logging_redacts_keys_in_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", KEY)
+    stream = io.StringIO()
+
+    configure_logging("info", stream)
+    structlog.get_logger().warning(f"upstream echoed {KEY}", detail=f"key={KEY}")
+    logging.getLogger("httpx").error(f"request with {KEY}")
+
+    assert KEY not in stream.getvalue()
+    assert stream.getvalue().count(REDACTED) == 3
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_log_level_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLIBRI_LOG_LEVEL", "warning")
+    stream = io.StringIO()
+
+    configure_logging(stream=stream)
+    structlog.get_logger().info("dropped")
+    structlog.get_logger().warning("kept")
+
+    assert [line["event"] for line in json_lines(stream)] == ["kept"]
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_httpx_request_lines_are_quiet_at_info() -> None:
+    stream = io.StringIO()
+
+    configure_logging("info", stream)
+    logging.getLogger("httpx").info('HTTP Request: POST https://api.moonshot.ai/v1/chat/completions "200 OK"')
+
+    assert stream.getvalue() == ""
+    assert logging.getLogger("httpx").level == logging.WARNING
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_get_logger_without_configuration_writes_to_stderr_only(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+
+    get_logger().info("[kimi] model=m prompt_tokens=1 completion_tokens=2 latency_ms=3", note=KEY)
+
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "[kimi] model=m prompt_tokens=1 completion_tokens=2 latency_ms=3" in captured.err
+    assert KEY not in captured.err
