@@ -99,6 +99,14 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
+    @classmethod
+    def of(cls, prompt: object, completion: object) -> Usage:
+        """Counts as a provider reported them; anything but an integer counts as 0."""
+        return cls(
+            prompt_tokens=prompt if isinstance(prompt, int) else 0,
+            completion_tokens=completion if isinstance(completion, int) else 0,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class AssistantTurn:
@@ -145,7 +153,8 @@ def tool_specs(tools: Iterable[AnthropicTool] | Iterable[Mapping[str, Any]]) -> 
         ToolSpec(
             name=tool["name"],
             description=tool.get("description"),
-            input_schema=tool.get("input_schema") or {"type": "object"},
+            # I19: the schema goes through untouched; only a tool without one gets an open schema.
+            input_schema=tool.get("input_schema", {"type": "object"}),
         )
         for tool in tools
     )

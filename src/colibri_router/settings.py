@@ -45,6 +45,10 @@ class Settings(BaseSettings):
         return "warning" if value == "warn" else value
 
 
+def reveal(secret: SecretStr | None) -> str | None:
+    return secret.get_secret_value() if secret is not None else None
+
+
 def load_settings() -> Settings:
     """Read the environment now. A malformed value is a :class:`ConfigError` naming the variable."""
     env_file = _env_file()

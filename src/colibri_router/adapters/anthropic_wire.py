@@ -104,8 +104,4 @@ def _decode_block(block: object) -> Part | None:
 def _decode_usage(usage: object) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
-    prompt, completion = usage.get("input_tokens"), usage.get("output_tokens")
-    return Usage(
-        prompt_tokens=prompt if isinstance(prompt, int) else 0,
-        completion_tokens=completion if isinstance(completion, int) else 0,
-    )
+    return Usage.of(usage.get("input_tokens"), usage.get("output_tokens"))

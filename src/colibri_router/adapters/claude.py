@@ -15,7 +15,7 @@ from colibri_router.adapters import anthropic_wire
 from colibri_router.adapters.pipeline import CompletionOptions, Encoded, Provider, complete_prompt
 from colibri_router.conversation import AnthropicTool, AssistantTurn, CompletionRequest, CompletionResult
 from colibri_router.errors import ANTHROPIC_ERRORS, ErrorFamily
-from colibri_router.settings import Settings
+from colibri_router.settings import reveal
 from colibri_router.toolcalls.assembly import AnthropicStreamAssembler, StreamAssembler
 from colibri_router.toolcalls.ids import ids_for_claude
 
@@ -65,18 +65,13 @@ def is_claude_model(model: str) -> bool:
     return model.lower().startswith("claude")
 
 
-def _connection_settings(settings: Settings) -> tuple[str | None, str]:
-    key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
-    return key, settings.anthropic_base_url
-
-
 CLAUDE = Provider(
     name="claude",
     default_model=DEFAULT_MODEL,
     errors=ANTHROPIC_ERRORS,
     key_variable="ANTHROPIC_API_KEY",
     claims_model=is_claude_model,
-    connection_settings=_connection_settings,
+    connection_settings=lambda settings: (reveal(settings.anthropic_api_key), settings.anthropic_base_url),
     make_codec=lambda _settings: ClaudeCodec(),
 )
 

@@ -33,7 +33,7 @@ from colibri_router.conversation import (
     ToolChoice,
 )
 from colibri_router.errors import KIMI_ERRORS, ErrorFamily, InvalidRequestError
-from colibri_router.settings import Settings
+from colibri_router.settings import reveal
 from colibri_router.toolcalls.arguments import parse_arguments
 from colibri_router.toolcalls.assembly import OpenAIStreamAssembler, StreamAssembler
 from colibri_router.toolcalls.ids import KimiIdMode, ids_for_kimi, is_kimi_model
@@ -155,18 +155,13 @@ def _parse_marker_calls(parts: Sequence[Part]) -> list[Part]:
     return out
 
 
-def _connection_settings(settings: Settings) -> tuple[str | None, str]:
-    key = settings.kimi_api_key.get_secret_value() if settings.kimi_api_key else None
-    return key, settings.kimi_base_url
-
-
 KIMI = Provider(
     name="kimi",
     default_model=DEFAULT_MODEL,
     errors=KIMI_ERRORS,
     key_variable="COLIBRI_KIMI_API_KEY",
     claims_model=is_kimi_model,
-    connection_settings=_connection_settings,
+    connection_settings=lambda settings: (reveal(settings.kimi_api_key), settings.kimi_base_url),
     make_codec=lambda settings: KimiCodec(id_mode=settings.kimi_tool_ids),
 )
 

@@ -153,8 +153,4 @@ def _decode_tool_calls(raw_calls: object) -> list[ToolCall]:
 def _decode_usage(usage: object) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    return Usage(
-        prompt_tokens=prompt if isinstance(prompt, int) else 0,
-        completion_tokens=completion if isinstance(completion, int) else 0,
-    )
+    return Usage.of(usage.get("prompt_tokens"), usage.get("completion_tokens"))
