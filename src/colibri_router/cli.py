@@ -10,11 +10,12 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, get_args
 
 from colibri_router import __version__
 from colibri_router.errors import ColibriError, ConfigError
 from colibri_router.logs import configure_logging, get_logger
+from colibri_router.schema import ProviderName
 from colibri_router.settings import load_settings
 
 
@@ -30,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         "call", help="run router_call once and print its JSON result", description="Run router_call once."
     )
     call.add_argument("prompt", nargs="?", help="the user prompt; '-' reads it from stdin")
-    call.add_argument("--provider", choices=["kimi", "claude"])
+    call.add_argument("--provider", choices=get_args(ProviderName))
     call.add_argument("--model")
     call.add_argument("--system", dest="system_prompt", help="system prompt")
     call.add_argument("--max-tokens", type=int)

@@ -8,6 +8,7 @@ declared when a call gives none, and progress heartbeats while the upstream stre
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 import httpx
 
@@ -25,7 +26,7 @@ from colibri_router.conversation import (
 from colibri_router.errors import InvalidRequestError
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.retry import Deadline
-from colibri_router.schema import AssistantMessage, RouterCallInput, RouterCallResult, ToolCallOut
+from colibri_router.schema import AssistantMessage, ProviderName, RouterCallInput, RouterCallResult, ToolCallOut
 from colibri_router.settings import load_settings
 from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
 
@@ -68,7 +69,7 @@ async def route(
     completion = await (complete() if notify is None else with_heartbeat(progress, complete))
     turn = with_neutral_ids(completion.turn, request.messages)
     return RouterCallResult(
-        provider=provider.name,  # type: ignore[arg-type]  # registry names are the schema's names
+        provider=cast(ProviderName, provider.name),  # registry names are the schema's names (tested)
         content=render_content(turn),
         model=turn.model or request.model,
         prompt_tokens=turn.usage.prompt_tokens,

@@ -62,6 +62,8 @@ async def router_call(arguments: RouterCallInput, ctx: Context[ServerState, Any]
     state = ctx.request_context.lifespan_context
 
     async def notify(progress: float, message: str) -> None:
+        # A no-op when the host asked for no progress; whether it asked depends on the transport
+        # (a token in _meta on JSON-RPC, a callback in memory), which the SDK already knows.
         await ctx.report_progress(progress, None, message)
 
     try:
