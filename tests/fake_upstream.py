@@ -970,6 +970,9 @@ class _Exchange:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, chunked streams
+    # The head and every SSE chunk are separate small writes; with Nagle's algorithm each write after
+    # an unacknowledged one waits for the client's delayed ACK (~40 ms). Real upstreams don't stall so.
+    disable_nagle_algorithm = True
     server: _Server
 
     def do_POST(self) -> None:

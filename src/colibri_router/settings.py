@@ -8,6 +8,7 @@ stray ``.env`` in whatever directory the host starts us in must not change behav
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Literal
@@ -23,7 +24,9 @@ DEFAULT_TIMEOUT_S = 300.0
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_ignore_empty=True, extra="ignore", populate_by_name=True)
+    model_config = SettingsConfigDict(
+        env_ignore_empty=True, extra="ignore", populate_by_name=True, case_sensitive=True, frozen=True
+    )
 
     kimi_api_key: SecretStr | None = Field(None, validation_alias="COLIBRI_KIMI_API_KEY")
     kimi_base_url: str = Field(DEFAULT_KIMI_BASE_URL, validation_alias="COLIBRI_KIMI_BASE_URL")
@@ -45,15 +48,31 @@ class Settings(BaseSettings):
         return "warning" if value == "warn" else value
 
 
+_VARIABLES = tuple(str(field.validation_alias) for field in Settings.model_fields.values())
+
+
 def reveal(secret: SecretStr | None) -> str | None:
     return secret.get_secret_value() if secret is not None else None
 
 
 def load_settings() -> Settings:
-    """Read the environment now. A malformed value is a :class:`ConfigError` naming the variable."""
+    """Read the environment now. A malformed value is a :class:`ConfigError` naming the variable.
+
+    Building the settings costs more than the rest of a call's own work, so the result is reused
+    while the variables it reads (and the env file, if any) are unchanged: still read per call.
+    """
     env_file = _env_file()
+    stamp = None
+    if env_file is not None:
+        stat = env_file.stat()
+        stamp = (str(env_file), stat.st_mtime_ns, stat.st_size)
+    return _build_settings(tuple(os.environ.get(name) for name in _VARIABLES), stamp)
+
+
+@functools.lru_cache(maxsize=16)
+def _build_settings(_values: tuple[str | None, ...], env_file: tuple[str, int, int] | None) -> Settings:
     try:
-        return Settings(_env_file=env_file)  # type: ignore[call-arg]
+        return Settings(_env_file=env_file[0] if env_file else None)  # type: ignore[call-arg]
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_input=False)

@@ -86,26 +86,34 @@ def _error_event(payload: dict[str, Any]) -> StreamErrorEvent:
 
 
 class _Fragments:
-    """Non-empty pieces of one growing string, joined once: ``+=`` per delta would copy the prefix
-    again on every event. Empty pieces are dropped, so a bare ``""`` delta never counts as content."""
+    """One growing string, kept as blocks: ``+=`` per delta would copy the prefix again on every
+    event, and one list item per delta costs ~60 bytes of object per few characters. Pieces are
+    gathered in a short list and folded into a block every ``_FOLD`` pieces, so memory stays near the
+    content's size and each character is copied a constant number of times. Empty pieces are
+    dropped, so a bare ``""`` delta never counts as content."""
 
-    __slots__ = ("_parts",)
+    __slots__ = ("_blocks", "_pending")
+    _FOLD = 64
 
     def __init__(self) -> None:
-        self._parts: list[str] = []
+        self._blocks: list[str] = []
+        self._pending: list[str] = []
 
     def __bool__(self) -> bool:
-        return bool(self._parts)
+        return bool(self._blocks or self._pending)
 
     def add(self, piece: object) -> int:
         """Keep ``piece`` if it is a non-empty string (``null`` counts as empty); return its length."""
         if not isinstance(piece, str) or not piece:
             return 0
-        self._parts.append(piece)
+        self._pending.append(piece)
+        if len(self._pending) >= self._FOLD:
+            self._blocks.append("".join(self._pending))
+            self._pending.clear()
         return len(piece)
 
     def joined(self) -> str:
-        return "".join(self._parts)
+        return "".join(self._blocks) + "".join(self._pending)
 
 
 class _Assembler(ABC):

@@ -1,0 +1,1 @@
+"""Performance benchmarks for colibri-router: ``uv run python -m benchmarks.run`` (see README.md)."""
