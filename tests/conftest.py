@@ -7,16 +7,30 @@ name resolution is refused for anything but loopback, so no test can reach a rea
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import socket
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import structlog
 from fake_upstream import FakeUpstream  # importable everywhere: pyproject sets pythonpath = ["tests"]
 
 _SECRET_PREFIXES = ("COLIBRI_", "ANTHROPIC_", "MOONSHOT_", "KIMI_")
 _PROXY_VARIABLES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_logging() -> Iterator[None]:
+    """Each test starts with logging unconfigured: a test that configures it (often onto a capture
+    stream that is closed afterwards) must not decide where the next test's lines go."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    structlog.reset_defaults()
+    yield
+    structlog.reset_defaults()
+    root.handlers, root.level = handlers, level
 
 
 @pytest.fixture(autouse=True)

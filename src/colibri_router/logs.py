@@ -7,6 +7,7 @@ stderr output (structlog's own default would print to stdout) through :func:`get
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -40,14 +41,15 @@ def _redact_event(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Muta
     return event_dict
 
 
-def _shared_processors() -> list[Any]:
+def _processors(stream: TextIO, *, foreign: bool) -> list[Any]:
+    """The chain every line goes through; ``foreign`` lines come from the standard library."""
     return [
-        structlog.contextvars.merge_contextvars,
-        structlog.stdlib.add_log_level,
-        structlog.stdlib.add_logger_name,
+        structlog.stdlib.add_log_level if foreign else structlog.processors.add_log_level,
+        *([structlog.stdlib.add_logger_name] if foreign else []),
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.format_exc_info,
         _redact_event,
+        *([] if foreign else [_renderer(stream)]),
     ]
 
 
@@ -55,6 +57,29 @@ def _renderer(stream: TextIO) -> Any:
     if stream.isatty():
         return structlog.dev.ConsoleRenderer()
     return structlog.processors.JSONRenderer()
+
+
+class _SafeWriteLogger(structlog.WriteLogger):
+    """A log line that cannot be written (the host closed our stderr) is dropped: logging must
+    never be the reason a call fails."""
+
+    def msg(self, message: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            super().msg(message)
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = error = critical = exception = msg
+
+
+def _configure_structlog(numeric_level: int, stream: TextIO) -> None:
+    # structlog's own fast path (no detour through the standard library): a filtering logger
+    # writing straight to the stream, cached after first use. It runs once per call, in-band.
+    structlog.configure(
+        processors=_processors(stream, foreign=False),
+        wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
+        logger_factory=lambda *_: _SafeWriteLogger(stream),
+        cache_logger_on_first_use=True,
+    )
 
 
 def configure_logging(level: str | None = None, stream: TextIO | None = None) -> None:
@@ -65,21 +90,11 @@ def configure_logging(level: str | None = None, stream: TextIO | None = None) ->
     stream = stream or sys.stderr
     level_name = (level or os.environ.get("COLIBRI_LOG_LEVEL") or "info").upper()
     numeric_level = logging.getLevelNamesMapping().get(level_name, logging.INFO)
-    shared = _shared_processors()
-    structlog.configure(
-        processors=[
-            structlog.stdlib.filter_by_level,
-            *shared,
-            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
-        ],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
-        cache_logger_on_first_use=False,
-    )
+    _configure_structlog(numeric_level, stream)
     handler = logging.StreamHandler(stream)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=shared,
+            foreign_pre_chain=_processors(stream, foreign=True),
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, _renderer(stream)],
         )
     )
@@ -91,16 +106,7 @@ def configure_logging(level: str | None = None, stream: TextIO | None = None) ->
 
 
 def get_logger(name: str = "colibri_router") -> Any:
-    """A structlog logger; configures stderr output if nobody configured structlog yet."""
+    """A structlog logger; configures stderr output at info if nobody configured structlog yet."""
     if not structlog.is_configured():
-        structlog.configure(
-            processors=[
-                structlog.processors.add_log_level,
-                structlog.processors.TimeStamper(fmt="iso", utc=True),
-                structlog.processors.format_exc_info,
-                _redact_event,
-                _renderer(sys.stderr),
-            ],
-            logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        )
-    return structlog.get_logger(name)
+        _configure_structlog(logging.INFO, sys.stderr)
+    return structlog.get_logger().bind(logger=name)

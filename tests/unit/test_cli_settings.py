@@ -65,3 +65,11 @@ def test_cli_call_with_unreadable_tools_file_is_an_invalid_request(
     code = cli.main(["call", "hi", "--tools", str(tmp_path / "missing.json")])
     assert code == 1
     assert json.loads(capsys.readouterr().out)["error"]["code"] == "INVALID_REQUEST"
+
+
+def test_a_closed_stderr_never_breaks_a_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    stream = (tmp_path / "stderr.log").open("w")
+    cli.configure_logging("info", stream)
+    stream.close()  # the host went away, or closed our stderr
+    cli.get_logger("t").info("[kimi] model=x prompt_tokens=1 completion_tokens=1 latency_ms=1")
+    cli.get_logger("t").error("still fine")
