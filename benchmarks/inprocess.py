@@ -1,22 +1,22 @@
 """Benchmark 1: the adapter's in-process overhead over a bare httpx exchange of the same request.
 
-Arms, interleaved on one ``httpx.AsyncClient`` against the fake at latency 0:
+Arms, interleaved on one ``httpx.AsyncClient`` against the lean upstream (its own process) at latency 0:
 
-- bare: POST the very bytes and headers the adapter sent (captured from the fake) to the same URL,
-  read the SSE stream with httpx_sse, json-decode every data payload;
+- bare: POST the very bytes and headers the adapter sends (captured once with an httpx event hook)
+  to the same URL, read the SSE stream with httpx_sse, json-decode every data payload;
 - adapter: ``create_kimi_completion`` with the default logger (its structlog line goes to /dev/null);
 - adapter, no-op logger: the same with ``logger=`` a function that drops the line (information: what
   the per-call log line costs).
 
 A second pair repeats bare vs adapter when the upstream answers plain JSON instead of SSE (the
-adapter accepts that too): bare is ``client.post`` + ``json.loads``. The fake is a Python thread
-server in this process; its cost is in every arm, which makes the ratios conservative.
+adapter accepts that too; the lean upstream's ``/json`` base URL answers so): bare is
+``client.post`` + ``json.loads``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import httpx
 from httpx_sse import EventSource
@@ -25,41 +25,64 @@ from benchmarks.measure import Plan, Report, Row, interleave, median, ms, paired
 from benchmarks.upstream import (
     ANSWER,
     PROMPT,
-    FakeUpstream,
     benchmark_client,
     default_logger_to_devnull,
     kimi_options,
-    kimi_text,
-    raw_body,
+    lean_upstream,
 )
-from colibri_router.adapters import create_kimi_completion
+from colibri_router.adapters import KimiCompletionOptions, create_kimi_completion
 
 TARGET_RATIO = 1.10
 
 
+@dataclass(frozen=True, slots=True)
+class SentRequest:
+    """What the adapter put on the wire: enough for a bare client to send the same request."""
+
+    url: str
+    headers: dict[str, str]
+    content: bytes
+
+
+async def adapter_request(options: KimiCompletionOptions) -> SentRequest:
+    """Make one adapter call through a spying client; the request it sent (the answer is checked)."""
+    sent: list[httpx.Request] = []
+
+    async def spy(request: httpx.Request) -> None:
+        sent.append(request)
+
+    async with httpx.AsyncClient(event_hooks={"request": [spy]}, trust_env=False) as client:
+        result = await create_kimi_completion(PROMPT, replace(options, http_client=client))
+    if result.content != ANSWER or len(sent) != 1:
+        raise RuntimeError(f"unexpected adapter result {result.content!r} after {len(sent)} request(s)")
+    request = sent[0]
+    headers = {name: request.headers[name] for name in ("authorization", "content-type", "accept")}
+    return SentRequest(str(request.url), headers, request.content)
+
+
+async def bare_stream(client: httpx.AsyncClient, request: SentRequest) -> None:
+    """The least a streaming client does: POST, read the SSE events, json-decode every payload."""
+    async with client.stream("POST", request.url, headers=request.headers, content=request.content) as response:
+        response.raise_for_status()
+        payloads = [json.loads(e.data) async for e in EventSource(response).aiter_sse() if e.data != "[DONE]"]
+    if not payloads:
+        raise RuntimeError("the bare arm read no events")
+
+
 async def run(plan: Plan, json_plan: Plan) -> Report:
     default_logger_to_devnull()
-    with FakeUpstream() as fake:
-        async with benchmark_client() as client:
-            return Report([*await _sse_rows(fake, client, plan), await _json_row(fake, client, json_plan)])
+    async with lean_upstream() as upstream, benchmark_client() as client:
+        sse_options = kimi_options(upstream.kimi_base_url, client)
+        json_options = kimi_options(upstream.kimi_json_base_url, client)
+        return Report([*await _sse_rows(sse_options, client, plan), await _json_row(json_options, client, json_plan)])
 
 
-async def _sse_rows(fake: FakeUpstream, client: httpx.AsyncClient, plan: Plan) -> list[Row]:
-    options = kimi_options(fake, client)
+async def _sse_rows(options: KimiCompletionOptions, client: httpx.AsyncClient, plan: Plan) -> list[Row]:
     quiet = replace(options, logger=_drop)
-    first = await create_kimi_completion(PROMPT, options)
-    if first.content != ANSWER or fake.violations:
-        raise RuntimeError(f"unexpected adapter result {first.content!r}, violations {fake.violations}")
-    sent = fake.kimi.requests[-1]
-    url = f"{fake.kimi_base_url}/chat/completions"
-    headers = {name: sent.headers[name] for name in ("authorization", "content-type", "accept")}
+    request = await adapter_request(options)
 
     async def bare() -> None:
-        async with client.stream("POST", url, headers=headers, content=sent.raw) as response:
-            response.raise_for_status()
-            payloads = [json.loads(e.data) async for e in EventSource(response).aiter_sse() if e.data != "[DONE]"]
-        if not payloads:
-            raise RuntimeError("bare arm read no events")
+        await bare_stream(client, request)
 
     async def adapter() -> None:
         await create_kimi_completion(PROMPT, options)
@@ -74,25 +97,15 @@ async def _sse_rows(fake: FakeUpstream, client: httpx.AsyncClient, plan: Plan) -
     ]
 
 
-async def _json_row(fake: FakeUpstream, client: httpx.AsyncClient, plan: Plan) -> Row:
-    options = kimi_options(fake, client)
-    reply = json.dumps(kimi_text(ANSWER).body).encode()
-    fake.kimi.enqueue(raw_body(200, reply))
-    first = await create_kimi_completion(PROMPT, options)
-    if first.content != ANSWER:
-        raise RuntimeError(f"unexpected adapter result {first.content!r}")
-    sent = fake.kimi.requests[-1]
-    url = f"{fake.kimi_base_url}/chat/completions"
-    headers = {name: sent.headers[name] for name in ("authorization", "content-type", "accept")}
+async def _json_row(options: KimiCompletionOptions, client: httpx.AsyncClient, plan: Plan) -> Row:
+    request = await adapter_request(options)
 
     async def bare() -> None:
-        fake.kimi.enqueue(raw_body(200, reply))
-        response = await client.post(url, headers=headers, content=sent.raw)
+        response = await client.post(request.url, headers=request.headers, content=request.content)
         response.raise_for_status()
         json.loads(response.content)
 
     async def adapter() -> None:
-        fake.kimi.enqueue(raw_body(200, reply))
         await create_kimi_completion(PROMPT, options)
 
     bare_s, adapter_s = await interleave([bare, adapter], plan)

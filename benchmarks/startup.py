@@ -27,7 +27,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from benchmarks.measure import Plan, Report, Row, interleave_self_timed, median, ms, paired_ratios
-from benchmarks.upstream import MINIMAL_SERVER, ROOT, FakeUpstream, router_parameters
+from benchmarks.upstream import MINIMAL_SERVER, NO_UPSTREAM, ROOT, router_parameters
 
 TARGET_RATIO = 1.2
 
@@ -57,8 +57,8 @@ async def _spawn_to_initialize(params: StdioServerParameters, expected_name: str
 
 
 async def run(plan: Plan) -> Report:
-    with tempfile.TemporaryFile("w+") as errlog, FakeUpstream() as fake:
-        router = router_parameters(fake)
+    with tempfile.TemporaryFile("w+") as errlog:
+        router = router_parameters(NO_UPSTREAM, NO_UPSTREAM)  # start-up makes no call
         minimal = StdioServerParameters(command=sys.executable, args=[str(MINIMAL_SERVER)], env=router.env)
 
         async def spawn_router() -> float:

@@ -1,85 +1,126 @@
-"""The loopback fake upstream, the HTTP client the in-process arms share, and spawning MCP servers.
+"""The lean upstream process, the HTTP client the in-process arms share, and spawning MCP servers.
 
-Everything a benchmark talks to is on 127.0.0.1: the fake answers for Kimi and Anthropic, and every
-server process gets base URLs pointing at it (and dummy keys), so no benchmark can reach a real API.
+Everything a benchmark talks to is on 127.0.0.1: ``lean_upstream.py`` answers for Kimi in a process
+of its own, and every server process gets base URLs pointing at it (and dummy keys), so no benchmark
+can reach a real API.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+import anyio
 import httpx
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from colibri_router.adapters import HTTP_TIMEOUT, KimiCompletionOptions
 from colibri_router.logs import get_logger
-
-ROOT = Path(__file__).resolve().parent.parent
-# The fake upstream is test code (tests/fake_upstream.py), not part of the installed package. pytest finds
-# it through pyproject's `pythonpath = ["tests"]`; the benchmarks put the same folder on sys.path.
-if str(ROOT / "tests") not in sys.path:
-    sys.path.insert(0, str(ROOT / "tests"))
-
-from fake_upstream import FakeUpstream, kimi_text, raw_body  # noqa: E402
+from colibri_router.router import open_http_client
 
 __all__ = [
     "ANSWER",
     "KIMI_KEY",
     "MINIMAL_SERVER",
+    "NO_UPSTREAM",
     "PROMPT",
+    "ROOT",
     "SERVER_COMMAND",
-    "SERVER_KEEPALIVE",
-    "SMALL_KEEPALIVE",
-    "FakeUpstream",
+    "LeanUpstream",
     "benchmark_client",
     "default_logger_to_devnull",
     "kimi_options",
-    "kimi_text",
+    "lean_upstream",
     "mcp_session",
-    "raw_body",
     "router_parameters",
-    "small_pool_client",
+    "server_pool_limits",
 ]
 
+ROOT = Path(__file__).resolve().parent.parent
 # The console script installed next to the interpreter running the benchmarks (uv's .venv/bin).
 SERVER_COMMAND = str(Path(sys.executable).with_name("colibri-router"))
 MINIMAL_SERVER = Path(__file__).with_name("minimal_server.py")
+LEAN_UPSTREAM = Path(__file__).with_name("lean_upstream.py")
 KIMI_KEY = "sk-kimi-bench-0123456789"
 ANTHROPIC_KEY = "sk-ant-bench-9876543210"
 PROMPT = "say hi"
-ANSWER = f"echo: {PROMPT}"  # the fake's default reply to PROMPT
-SERVER_KEEPALIVE = 64  # colibri_router.router.open_http_client: max_keepalive_connections
-SMALL_KEEPALIVE = 16
+ANSWER = f"echo: {PROMPT}"  # what the lean upstream is told to answer
+NO_UPSTREAM = "http://127.0.0.1:9"  # the discard port: for a server that makes no call (start-up)
 
 
-def benchmark_client(keepalive: int = SERVER_KEEPALIVE) -> httpx.AsyncClient:
-    """A client shaped like the server's (``colibri_router.router.open_http_client``).
+@dataclass(frozen=True, slots=True)
+class LeanUpstream:
+    """A running ``lean_upstream.py``: its root URL and the Kimi base URLs it answers on."""
+
+    url: str
+
+    @property
+    def kimi_base_url(self) -> str:
+        """SSE when the request asks ``"stream": true`` (the adapters always do)."""
+        return f"{self.url}/kimi/v1"
+
+    @property
+    def kimi_json_base_url(self) -> str:
+        """A JSON answer whatever the request asks."""
+        return f"{self.url}/kimi/v1/json"
+
+
+@asynccontextmanager
+async def lean_upstream(latency_s: float = 0.0) -> AsyncIterator[LeanUpstream]:
+    """Spawn the lean upstream on this interpreter; stop it (and wait for it) on the way out."""
+    command = [sys.executable, str(LEAN_UPSTREAM), "--latency-s", str(latency_s), "--answer", ANSWER]
+    process = await anyio.open_process(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None)
+    try:
+        assert process.stdout is not None
+        line = b""
+        with anyio.fail_after(30):
+            while not line.endswith(b"\n"):
+                line += await process.stdout.receive()  # EndOfStream if it died: its traceback is on stderr
+        yield LeanUpstream(f"http://127.0.0.1:{int(line)}")
+    finally:
+        with anyio.CancelScope(shield=True):
+            if process.stdin is not None:
+                await process.stdin.aclose()  # it exits at the end of its stdin
+            with anyio.move_on_after(5):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+            await process.aclose()
+
+
+@functools.cache
+def server_pool_limits() -> httpx.Limits:
+    """The pool limits of the server's client, ``colibri_router.router.open_http_client()``.
+
+    httpx does not expose a client's limits, so they are read from its httpcore pool (private
+    attributes: if httpcore renames them, this fails loudly rather than measuring another pool).
+    """
+    pool = open_http_client()._transport._pool  # type: ignore[attr-defined]
+    return httpx.Limits(
+        max_connections=pool._max_connections, max_keepalive_connections=pool._max_keepalive_connections
+    )
+
+
+def benchmark_client() -> httpx.AsyncClient:
+    """A client shaped like the server's: its timeout and pool limits.
 
     ``trust_env=False``: a developer's HTTP_PROXY must not route the in-process arms through a proxy
     while the spawned server (whose environment the MCP client strips) goes direct.
     """
-    return httpx.AsyncClient(
-        timeout=HTTP_TIMEOUT,
-        limits=httpx.Limits(max_connections=256, max_keepalive_connections=keepalive),
-        trust_env=False,
-    )
+    return httpx.AsyncClient(timeout=HTTP_TIMEOUT, limits=server_pool_limits(), trust_env=False)
 
 
-def small_pool_client() -> httpx.AsyncClient:
-    """The same with a small keep-alive pool (for benchmark 3's diagnosis)."""
-    return benchmark_client(keepalive=SMALL_KEEPALIVE)
-
-
-def kimi_options(fake: FakeUpstream, client: httpx.AsyncClient) -> KimiCompletionOptions:
-    """Adapter options for the fake: key and URL passed explicitly, the shared client, default logger."""
-    return KimiCompletionOptions(api_key=KIMI_KEY, base_url=fake.kimi_base_url, http_client=client)
+def kimi_options(base_url: str, client: httpx.AsyncClient) -> KimiCompletionOptions:
+    """Adapter options: key and URL passed explicitly, the shared client, default logger."""
+    return KimiCompletionOptions(api_key=KIMI_KEY, base_url=base_url, http_client=client)
 
 
 @functools.cache
@@ -98,13 +139,13 @@ def default_logger_to_devnull() -> None:
         sys.stderr = real_stderr
 
 
-def router_parameters(fake: FakeUpstream) -> StdioServerParameters:
-    """How an MCP host would start colibri-router against the fake (the MCP client adds PATH, HOME…)."""
+def router_parameters(kimi_base_url: str, anthropic_base_url: str) -> StdioServerParameters:
+    """How an MCP host would start colibri-router against loopback URLs (the MCP client adds PATH, HOME…)."""
     env = {
         "COLIBRI_KIMI_API_KEY": KIMI_KEY,
-        "COLIBRI_KIMI_BASE_URL": fake.kimi_base_url,
+        "COLIBRI_KIMI_BASE_URL": kimi_base_url,
         "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
-        "ANTHROPIC_BASE_URL": fake.anthropic_base_url,
+        "ANTHROPIC_BASE_URL": anthropic_base_url,
         "COLIBRI_LOG_LEVEL": "info",  # the production default: one log line per call, to stderr
     }
     return StdioServerParameters(command=SERVER_COMMAND, args=[], env=env)
