@@ -22,9 +22,9 @@ import httpx
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from colibri_router.adapters import HTTP_TIMEOUT, KimiCompletionOptions
+from colibri_router.adapters import KimiCompletionOptions
 from colibri_router.logs import get_logger
-from colibri_router.router import open_http_client
+from colibri_router.transport import HTTP_TIMEOUT, POOL_LIMITS
 
 __all__ = [
     "ANSWER",
@@ -96,17 +96,9 @@ async def lean_upstream(latency_s: float = 0.0) -> AsyncIterator[LeanUpstream]:
             await process.aclose()
 
 
-@functools.cache
 def server_pool_limits() -> httpx.Limits:
-    """The pool limits of the server's client, ``colibri_router.router.open_http_client()``.
-
-    httpx does not expose a client's limits, so they are read from its httpcore pool (private
-    attributes: if httpcore renames them, this fails loudly rather than measuring another pool).
-    """
-    pool = open_http_client()._transport._pool  # type: ignore[attr-defined]
-    return httpx.Limits(
-        max_connections=pool._max_connections, max_keepalive_connections=pool._max_keepalive_connections
-    )
+    """The pool limits of every colibri-router client (``colibri_router.transport.POOL_LIMITS``)."""
+    return POOL_LIMITS
 
 
 def benchmark_client() -> httpx.AsyncClient:

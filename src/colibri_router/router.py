@@ -12,7 +12,7 @@ from typing import cast
 
 import httpx
 
-from colibri_router.adapters import DEFAULT_MAX_TOKENS, HTTP_TIMEOUT, PROVIDERS, Completion, Provider, run_completion
+from colibri_router.adapters import DEFAULT_MAX_TOKENS, PROVIDERS, Completion, Provider, run_completion
 from colibri_router.conversation import (
     AssistantTurn,
     CompletionRequest,
@@ -29,6 +29,10 @@ from colibri_router.retry import Deadline
 from colibri_router.schema import AssistantMessage, ProviderName, RouterCallInput, RouterCallResult, ToolCallOut
 from colibri_router.settings import load_settings
 from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
+from colibri_router.transport import open_http_client
+
+# open_http_client is the transport's: the shell opens its one client through the router.
+__all__ = ["build_request", "choose_provider", "open_http_client", "route", "tools_named_in", "with_neutral_ids"]
 
 OPEN_SCHEMA = {"type": "object"}
 
@@ -129,15 +133,3 @@ def with_neutral_ids(turn: AssistantTurn, history: tuple[Message, ...]) -> Assis
     renamed = iter(neutral_ids_for_new_calls(calls, history))
     parts = tuple(next(renamed) if isinstance(part, ToolCall) else part for part in turn.parts)
     return replace(turn, parts=parts)
-
-
-def open_http_client() -> httpx.AsyncClient:
-    """The server's one shared client: connection reuse across calls, room for many at once.
-
-    Few idle connections are kept: httpcore scans every pooled connection whenever a request
-    starts or ends, which made 100 concurrent calls CPU-bound with 64 kept (see benchmarks/).
-    """
-    return httpx.AsyncClient(
-        timeout=HTTP_TIMEOUT,
-        limits=httpx.Limits(max_connections=256, max_keepalive_connections=16),
-    )

@@ -15,7 +15,7 @@ from colibri_router.adapters.kimi import (
     create_kimi_completion,
     create_kimi_completion_with_tools,
 )
-from colibri_router.adapters.pipeline import DEFAULT_MAX_TOKENS, HTTP_TIMEOUT, Completion, Provider, run_completion
+from colibri_router.adapters.pipeline import DEFAULT_MAX_TOKENS, Completion, Provider, run_completion
 from colibri_router.conversation import AnthropicTool, CompletionResult
 from colibri_router.errors import (
     AnthropicApiError,
@@ -31,7 +31,6 @@ PROVIDERS: dict[str, Provider] = {provider.name: provider for provider in (KIMI,
 __all__ = [
     "CLAUDE",
     "DEFAULT_MAX_TOKENS",
-    "HTTP_TIMEOUT",
     "KIMI",
     "PROVIDERS",
     "AnthropicApiError",

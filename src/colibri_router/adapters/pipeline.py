@@ -28,11 +28,9 @@ from colibri_router.progress import CallProgress
 from colibri_router.retry import Deadline, RetryPolicy, Sleep, with_retries
 from colibri_router.settings import Settings, load_settings
 from colibri_router.toolcalls.assembly import StreamAssembler
-from colibri_router.transport import exchange
+from colibri_router.transport import exchange, open_http_client
 
 DEFAULT_MAX_TOKENS = 1024
-# The deadline bounds the call; this only stops a connect from hanging on an unreachable host.
-HTTP_TIMEOUT = httpx.Timeout(None, connect=10.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +135,7 @@ async def run_completion(
             if client is not None:
                 body = await attempts(client)
             else:
-                async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as own_client:
+                async with open_http_client() as own_client:
                     body = await attempts(own_client)
         turn = codec.decode(body, request)
     except TimeoutError as exc:
