@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from pathlib import Path
 from typing import Literal
 
@@ -61,12 +62,7 @@ def load_settings() -> Settings:
     Building the settings costs more than the rest of a call's own work, so the result is reused
     while the variables it reads (and the env file, if any) are unchanged: still read per call.
     """
-    env_file = _env_file()
-    stamp = None
-    if env_file is not None:
-        stat = env_file.stat()
-        stamp = (str(env_file), stat.st_mtime_ns, stat.st_size)
-    return _build_settings(tuple(os.environ.get(name) for name in _VARIABLES), stamp)
+    return _build_settings(tuple(os.environ.get(name) for name in _VARIABLES), _env_file_stamp())
 
 
 @functools.lru_cache(maxsize=16)
@@ -80,12 +76,17 @@ def _build_settings(_values: tuple[str | None, ...], env_file: tuple[str, int, i
         raise ConfigError(f"invalid setting: {problems}") from exc
 
 
-def _env_file() -> Path | None:
+def _env_file_stamp() -> tuple[str, int, int] | None:
+    """The env file's path, modification time and size (one stat), so an edited file is read anew."""
     configured = os.environ.get("COLIBRI_ENV_FILE")
     if not configured:
         return None
     path = Path(configured).expanduser()
-    if not path.is_file():
+    try:
+        status = path.stat()
+    except OSError:
+        status = None
+    if status is None or not stat.S_ISREG(status.st_mode):
         # Silently ignoring it would leave the user wondering why their keys are "missing".
         raise ConfigError(f"COLIBRI_ENV_FILE points at {str(path)!r}, which is not a readable file")
-    return path
+    return str(path), status.st_mtime_ns, status.st_size
