@@ -82,14 +82,13 @@ def _configure_structlog(numeric_level: int, stream: TextIO) -> None:
     )
 
 
-def configure_logging(level: str | None = None, stream: TextIO | None = None) -> None:
+def configure_logging(level: str = "info", stream: TextIO | None = None) -> None:
     """Route structlog and the standard library (the MCP SDK, httpx) to ``stream`` (stderr).
 
-    ``level`` defaults to ``COLIBRI_LOG_LEVEL`` (read now), else ``info``.
+    ``level`` is a level name; the CLI passes the one the settings hold (``COLIBRI_LOG_LEVEL``).
     """
     stream = stream or sys.stderr
-    level_name = (level or os.environ.get("COLIBRI_LOG_LEVEL") or "info").upper()
-    numeric_level = logging.getLevelNamesMapping().get(level_name, logging.INFO)
+    numeric_level = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
     _configure_structlog(numeric_level, stream)
     handler = logging.StreamHandler(stream)
     handler.setFormatter(

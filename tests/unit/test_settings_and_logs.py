@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import structlog
 
+from colibri_router.cli import _configure_logging_from_settings
 from colibri_router.errors import ConfigError
 from colibri_router.logs import REDACTED, configure_logging, get_logger, redact
 from colibri_router.settings import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_KIMI_BASE_URL, load_settings
@@ -247,15 +248,16 @@ def test_configure_logging_redacts_keys_in_events(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.usefixtures("restore_logging")
-def test_log_level_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_log_level_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("COLIBRI_LOG_LEVEL", "warning")
-    stream = io.StringIO()
 
-    configure_logging(stream=stream)
+    _configure_logging_from_settings()  # what `colibri-router` does first: the level comes from settings
     structlog.get_logger().info("dropped")
     structlog.get_logger().warning("kept")
 
-    assert [line["event"] for line in json_lines(stream)] == ["kept"]
+    assert [json.loads(line)["event"] for line in capsys.readouterr().err.splitlines()] == ["kept"]
 
 
 @pytest.mark.usefixtures("restore_logging")
