@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from colibri_router.logs import redact
+from colibri_router.redaction import redact
 
 
 class ColibriError(Exception):

@@ -14,7 +14,8 @@ import structlog
 
 from colibri_router.cli import _configure_logging_from_settings
 from colibri_router.errors import ConfigError
-from colibri_router.logs import REDACTED, configure_logging, get_logger, redact
+from colibri_router.logs import configure_logging, get_logger
+from colibri_router.redaction import REDACTED, redact
 from colibri_router.settings import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_KIMI_BASE_URL, load_settings
 
 KEY = "zq-SECRET-kimi-9f3b7c1e"

@@ -1,0 +1,27 @@
+"""Redaction: API keys never reach a log line, a result or an error message.
+
+A leaf used by the logging processors and by the error tree (which scrubs errors an upstream built
+from text echoing the key). Known key values are replaced whatever their shape, and so is anything
+shaped like a credential, in case a key arrives by another route.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+REDACTED = "[redacted]"
+# Shapes of credentials that may surface in text we did not write (an upstream error echoing a key,
+# an exception message quoting a header). Known key values are also replaced, whatever their shape.
+_SECRET_PATTERNS = re.compile(
+    r"(?i)(sk-[A-Za-z0-9_\-]{8,}|bearer\s+[A-Za-z0-9._\-]{8,}|x-api-key[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9._\-]{8,})"
+)
+_KEY_VARIABLES = ("COLIBRI_KIMI_API_KEY", "ANTHROPIC_API_KEY")
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """``text`` with every known key value and every credential-shaped token replaced."""
+    for secret in (*secrets, *(os.environ.get(name) for name in _KEY_VARIABLES)):
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, REDACTED)
+    return _SECRET_PATTERNS.sub(REDACTED, text)
