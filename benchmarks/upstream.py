@@ -23,8 +23,8 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from colibri_router.adapters import KimiCompletionOptions
+from colibri_router.clients import HTTP_TIMEOUT, POOL_LIMITS
 from colibri_router.logs import get_logger
-from colibri_router.transport import HTTP_TIMEOUT, POOL_LIMITS
 
 __all__ = [
     "ANSWER",
@@ -97,7 +97,7 @@ async def lean_upstream(latency_s: float = 0.0) -> AsyncIterator[LeanUpstream]:
 
 
 def server_pool_limits() -> httpx.Limits:
-    """The pool limits of every colibri-router client (``colibri_router.transport.POOL_LIMITS``)."""
+    """The pool limits of every colibri-router client (``colibri_router.clients.POOL_LIMITS``)."""
     return POOL_LIMITS
 
 

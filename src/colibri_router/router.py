@@ -13,6 +13,7 @@ from typing import cast
 import httpx
 
 from colibri_router.adapters import DEFAULT_MAX_TOKENS, PROVIDERS, Completion, Provider, run_completion
+from colibri_router.clients import open_http_client
 from colibri_router.conversation import (
     AssistantTurn,
     CompletionRequest,
@@ -29,9 +30,8 @@ from colibri_router.retry import Deadline
 from colibri_router.schema import AssistantMessage, ProviderName, RouterCallInput, RouterCallResult, ToolCallOut
 from colibri_router.settings import load_settings
 from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
-from colibri_router.transport import open_http_client
 
-# open_http_client is the transport's: the shell opens its one client through the router.
+# open_http_client is the clients module's: the shell opens its one client through the router.
 __all__ = ["build_request", "choose_provider", "open_http_client", "route", "tools_named_in", "with_neutral_ids"]
 
 OPEN_SCHEMA = {"type": "object"}

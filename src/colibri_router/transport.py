@@ -27,18 +27,6 @@ NON_RETRYABLE_ERROR_TYPES = frozenset({"exceeded_current_quota_error"})
 # An error event at the very start of a stream (nothing produced, nothing billed) is load shedding.
 RETRYABLE_EVENT_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error"})
 _MAX_ERROR_TEXT = 500
-# The call's deadline bounds everything; this only stops a connect from hanging on an unreachable host.
-HTTP_TIMEOUT = httpx.Timeout(None, connect=10.0)
-# Few idle connections are kept: httpcore scans every pooled connection whenever a request starts or
-# ends, which made 100 concurrent calls CPU-bound with 64 kept (see benchmarks/).
-POOL_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=16)
-
-
-def open_http_client() -> httpx.AsyncClient:
-    """A client configured for upstream calls: the server's shared one, or a call's short-lived one."""
-    return httpx.AsyncClient(timeout=HTTP_TIMEOUT, limits=POOL_LIMITS)
-
-
 async def exchange(
     client: httpx.AsyncClient,
     url: str,

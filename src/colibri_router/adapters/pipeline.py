@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import anyio
 import httpx
 
+from colibri_router.clients import open_http_client
 from colibri_router.conversation import (
     AnthropicTool,
     AssistantTurn,
@@ -28,7 +29,7 @@ from colibri_router.progress import CallProgress
 from colibri_router.retry import Deadline, RetryPolicy, Sleep, with_retries
 from colibri_router.settings import Settings, load_settings
 from colibri_router.toolcalls.assembly import StreamAssembler
-from colibri_router.transport import exchange, open_http_client
+from colibri_router.transport import exchange
 
 DEFAULT_MAX_TOKENS = 1024
 
