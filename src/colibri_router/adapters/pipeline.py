@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import anyio
 import httpx
 
-from colibri_router.clients import open_http_client
+from colibri_router.clients import shared_client
 from colibri_router.conversation import (
     AnthropicTool,
     AssistantTurn,
@@ -133,11 +133,7 @@ async def run_completion(
 
     try:
         with anyio.fail_after(max(deadline.remaining(), 0.0)):
-            if client is not None:
-                body = await attempts(client)
-            else:
-                async with open_http_client() as own_client:
-                    body = await attempts(own_client)
+            body = await attempts(client if client is not None else await shared_client())
         turn = codec.decode(body, request)
     except TimeoutError as exc:
         seconds = round(deadline.at - progress.started_at, 1)
