@@ -1,28 +1,33 @@
 """The ``colibri-router`` command: ``serve`` (the default: MCP on stdio) and ``call`` (one
 ``router_call`` from the terminal, printing the JSON result). Logging is configured before anything
 else runs, to stderr, because stdout is the JSON-RPC channel.
+
+Serving says hello on stderr (a line for a person on a terminal, a log line for a host) and ends at
+once on the first Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO, get_args
+from typing import Any, TextIO
 
 from colibri_router import __version__
 from colibri_router.errors import ColibriError, ConfigError
 from colibri_router.logs import configure_logging, get_logger
-from colibri_router.schema import ProviderName
+from colibri_router.providers import BUILTIN
 from colibri_router.settings import load_settings
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="colibri-router",
-        description="MCP server (stdio) whose tool router_call sends prompts and tool loops to Kimi K2 or Claude.",
+        description="MCP server (stdio) whose tool router_call sends prompts and tool loops to other models.",
     )
     parser.add_argument("--version", action="version", version=f"colibri-router {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="{serve,call}")
@@ -31,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         "call", help="run router_call once and print its JSON result", description="Run router_call once."
     )
     call.add_argument("prompt", nargs="?", help="the user prompt; '-' reads it from stdin")
-    call.add_argument("--provider", choices=get_args(ProviderName))
+    call.add_argument("--provider", choices=provider_names())
     call.add_argument("--model")
     call.add_argument("--system", dest="system_prompt", help="system prompt")
     call.add_argument("--max-tokens", type=int)
@@ -44,13 +49,84 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _configure_logging_from_settings()
     if args.command == "call":
+        _configure_logging_from_settings()
         return _call(args, sys.stdin, sys.stdout)
+    _end_at_once_on_interrupt()  # first: the SDK's import alone takes a while
+    _configure_logging_from_settings()
     from colibri_router.server import build_server  # the SDK loads only when serving
 
-    build_server().run("stdio")
+    server = build_server()
+    say_hello(sys.stderr)
+    server.run("stdio")
     return 0
+
+
+def _end_at_once_on_interrupt() -> None:
+    """The first SIGINT (Ctrl-C) ends the process at once, without a traceback.
+
+    Left to asyncio, SIGINT cancels the server's main task, which then waits for the SDK's stdin
+    reader: a worker thread blocked in a read that no cancellation reaches (python-sdk issue 3551),
+    so the server never ends on a pipe or a terminal. Nothing in flight needs saving (an interrupted
+    call is lost either way, and every log line is flushed as it is written), so the process ends
+    itself by the same signal, in its default action: the parent (a shell, a host) sees it
+    interrupted, as it sees SIGTERM, which already ends the process that way.
+    """
+
+    def end(signum: int, _frame: object) -> None:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    # Installed before the event loop starts, so asyncio keeps it instead of installing its own.
+    signal.signal(signal.SIGINT, end)
+
+
+HELLO = "MCP on stdio, waiting for a host (Ctrl-D or Ctrl-C to quit)"
+
+
+def say_hello(stderr: TextIO) -> None:
+    """Start-up facts for whoever watches stderr: on a terminal one line for a person, else (a host's
+    log) one structured info line. Never on stdout, which is the JSON-RPC channel."""
+    keys = provider_keys()
+    with_key = [name for name, _, has_key in keys if has_key]
+    if not stderr.isatty():
+        get_logger(__name__).info(
+            "serving MCP on stdio, waiting for a host",
+            version=__version__,
+            providers_with_key=with_key,
+            providers_without_key=[name for name, _, has_key in keys if not has_key],
+        )
+        return
+    if with_key:
+        summary = f"providers with a key: {', '.join(with_key)}"
+    else:
+        summary = "no provider has a key yet" + (f" (set e.g. {keys[0][1]})" if keys else "")
+    stderr.write(f"colibri-router {__version__}: {HELLO}; {summary}\n")
+    stderr.flush()
+
+
+def provider_names() -> list[str]:
+    """The registry's names as the environment and config file stand (the built-ins if the file is broken)."""
+    from colibri_router.providers import load_registry
+
+    try:
+        return list(load_registry().providers)
+    except ConfigError:
+        return list(BUILTIN)
+
+
+def provider_keys() -> list[tuple[str, str, bool]]:
+    """Each provider's name, its key variable, and whether a key is set for it now.
+
+    The one place the command reads the provider list, so that it follows wherever the registry
+    lives. A setting that does not parse counts as no key (start-up already warned about it)."""
+    from colibri_router.providers import BUILTIN, configured, load_registry
+
+    try:
+        providers = load_registry().providers
+    except ConfigError:
+        providers = BUILTIN
+    return [(spec.name, " or ".join(spec.key_envs), configured(spec)) for spec in providers.values()]
 
 
 def _configure_logging_from_settings() -> None:
@@ -69,7 +145,7 @@ def _call(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
     from pydantic import ValidationError
 
-    from colibri_router.router import open_http_client, route
+    from colibri_router.router import route
     from colibri_router.schema import RouterCallInput
 
     fields: dict[str, Any] = {
@@ -89,8 +165,7 @@ def _call(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         return _emit_error(stdout, "INVALID_REQUEST", str(exc))
 
     async def run() -> str:
-        async with open_http_client() as http:
-            return (await route(arguments, client=http)).model_dump_json(indent=2)
+        return (await route(arguments)).model_dump_json(indent=2)
 
     try:
         output = anyio.run(run)

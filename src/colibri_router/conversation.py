@@ -15,6 +15,7 @@ from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 from pydantic import BaseModel, ConfigDict
 
 Role: TypeAlias = Literal["user", "assistant"]
+Reasoning: TypeAlias = Literal["off", "low", "medium", "high"]
 
 
 class AnthropicTool(TypedDict):
@@ -26,8 +27,33 @@ class AnthropicTool(TypedDict):
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderState:
+    """Opaque values one wire issued with a part and needs back unchanged on later requests (Gemini's
+    call ``id`` and ``thoughtSignature``). Only the codec of ``wire`` reads it; every other codec
+    ignores it, so one provider's state never reaches another."""
+
+    wire: str
+    values: Mapping[str, str]
+
+    def to_json(self) -> dict[str, str]:
+        return {"wire": self.wire, **self.values}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> ProviderState | None:
+        wire = raw.get("wire")
+        if not isinstance(wire, str) or not wire:
+            return None
+        return cls(wire, {key: value for key, value in raw.items() if key != "wire" and isinstance(value, str)})
+
+    def get(self, wire: str, key: str) -> str | None:
+        """The value ``key`` if this state was issued by ``wire``, else None."""
+        return self.values.get(key) if self.wire == wire else None
+
+
+@dataclass(frozen=True, slots=True)
 class Text:
     text: str
+    state: ProviderState | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +62,14 @@ class Thinking:
 
     text: str
     signature: str | None = None
+    state: ProviderState | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RedactedThinking:
+    """Claude's encrypted reasoning: ``data`` is opaque and goes back to Claude unchanged."""
+
+    data: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +79,7 @@ class ToolCall:
     id: str
     name: str
     arguments: Mapping[str, Any]
+    state: ProviderState | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +91,7 @@ class ToolResult:
     is_error: bool = False
 
 
-Part: TypeAlias = Text | Thinking | ToolCall | ToolResult
+Part: TypeAlias = Text | Thinking | RedactedThinking | ToolCall | ToolResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,20 +127,43 @@ class CompletionRequest:
     tools: tuple[ToolSpec, ...] = ()
     tool_choice: ToolChoice | None = None
     temperature: float | None = None
+    reasoning: Reasoning | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Token counts. ``prompt_tokens`` is the TOTAL input, cached and cache-written tokens included;
+    ``completion_tokens`` includes reasoning tokens."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     @classmethod
-    def of(cls, prompt: object, completion: object) -> Usage:
+    def of(
+        cls,
+        prompt: object,
+        completion: object,
+        *,
+        cached: object = 0,
+        cache_write: object = 0,
+        reasoning: object = 0,
+    ) -> Usage:
         """Counts as a provider reported them; anything but an integer counts as 0."""
         return cls(
-            prompt_tokens=prompt if isinstance(prompt, int) else 0,
-            completion_tokens=completion if isinstance(completion, int) else 0,
+            prompt_tokens=_count(prompt),
+            completion_tokens=_count(completion),
+            cached_tokens=_count(cached),
+            cache_write_tokens=_count(cache_write),
+            reasoning_tokens=_count(reasoning),
         )
+
+
+def _count(value: object) -> int:
+    # bool is an int subclass; a provider's `true` is not a token count.
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,20 +223,29 @@ def anthropic_blocks(parts: Iterable[Part]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in parts:
         if isinstance(part, Text):
-            blocks.append({"type": "text", "text": part.text})
+            blocks.append(_with_state({"type": "text", "text": part.text}, part.state))
         elif isinstance(part, Thinking):
             thinking: dict[str, Any] = {"type": "thinking", "thinking": part.text}
             if part.signature is not None:
                 thinking["signature"] = part.signature
-            blocks.append(thinking)
+            blocks.append(_with_state(thinking, part.state))
+        elif isinstance(part, RedactedThinking):
+            blocks.append({"type": "redacted_thinking", "data": part.data})
         elif isinstance(part, ToolCall):
-            blocks.append({"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.arguments)})
+            call = {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.arguments)}
+            blocks.append(_with_state(call, part.state))
         else:
             result: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id, "content": part.content}
             if part.is_error:
                 result["is_error"] = True
             blocks.append(result)
     return blocks
+
+
+def _with_state(block: dict[str, Any], state: ProviderState | None) -> dict[str, Any]:
+    if state is not None:
+        block["provider_state"] = state.to_json()
+    return block
 
 
 def render_content(turn: AssistantTurn) -> str:

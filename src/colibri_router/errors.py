@@ -4,14 +4,20 @@ and a ``retryable`` flag; hosts and scripts branch on ``code``, never on message
     ColibriError                      code, status, retryable
     ├── ConfigError                   no API key, unusable setting        (never retried)
     │   ├── KimiConfigError           KIMI_CONFIG_ERROR
-    │   └── AnthropicConfigError      ANTHROPIC_CONFIG_ERROR
+    │   ├── AnthropicConfigError      ANTHROPIC_CONFIG_ERROR
+    │   └── <Prefix>ConfigError       <PREFIX>_CONFIG_ERROR (every other provider, made on demand)
     ├── ApiError                      upstream said no, network failed, body malformed
     │   ├── KimiApiError              KIMI_API_ERROR | KIMI_RETRIES_EXHAUSTED
-    │   └── AnthropicApiError         ANTHROPIC_API_ERROR | ANTHROPIC_RETRIES_EXHAUSTED
+    │   ├── AnthropicApiError         ANTHROPIC_API_ERROR | ANTHROPIC_RETRIES_EXHAUSTED
+    │   └── <Prefix>ApiError          <PREFIX>_API_ERROR | <PREFIX>_RETRIES_EXHAUSTED
     ├── DeadlineError                 the call's total deadline ran out
     │   ├── KimiTimeoutError          KIMI_TIMEOUT
-    │   └── AnthropicTimeoutError     ANTHROPIC_TIMEOUT
+    │   ├── AnthropicTimeoutError     ANTHROPIC_TIMEOUT
+    │   └── <Prefix>TimeoutError      <PREFIX>_TIMEOUT
     └── InvalidRequestError           INVALID_REQUEST: input no provider could accept
+
+``<PREFIX>`` is the registry name upper-cased with every non-alphanumeric turned into ``_``
+(``OPENAI``, ``KIMI_ANTHROPIC``, ``GPU_BOX``); ``kimi`` and ``claude`` keep ``KIMI`` and ``ANTHROPIC``.
 
 Messages never contain API keys: they are built from status codes, the provider's error ``type``
 and message, and our own text, never from request headers.
@@ -19,6 +25,7 @@ and message, and our own text, never from request headers.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -134,3 +141,22 @@ ANTHROPIC_ERRORS = ErrorFamily(config=AnthropicConfigError, api=AnthropicApiErro
 class MalformedResponse(ValueError):
     """A response body that is JSON but not the shape the codec expects; becomes the provider's
     ``*_API_ERROR`` (status 200, not retried) in the pipeline."""
+
+
+@functools.lru_cache(maxsize=None)
+def error_family(prefix: str) -> ErrorFamily:
+    """The error classes whose codes start with ``prefix``: the landed Kimi and Anthropic classes for
+    theirs, new subclasses (one set per prefix, so ``except`` clauses can tell providers apart) for
+    every other provider."""
+    for family in (KIMI_ERRORS, ANTHROPIC_ERRORS):
+        if family.config.code == f"{prefix}_CONFIG_ERROR":
+            return family
+    stem = "".join(word.capitalize() for word in prefix.split("_"))
+    config = type(f"{stem}ConfigError", (ConfigError,), {"code": f"{prefix}_CONFIG_ERROR", "__module__": __name__})
+    api = type(
+        f"{stem}ApiError",
+        (ApiError,),
+        {"api_code": f"{prefix}_API_ERROR", "exhausted_code": f"{prefix}_RETRIES_EXHAUSTED", "__module__": __name__},
+    )
+    timeout = type(f"{stem}TimeoutError", (DeadlineError,), {"code": f"{prefix}_TIMEOUT", "__module__": __name__})
+    return ErrorFamily(config=config, api=api, timeout=timeout)

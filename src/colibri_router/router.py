@@ -1,18 +1,18 @@
 """The router: one ``router_call`` → which provider and model, the request it gets, the result.
 
-It knows providers only through the registry in the fold-in (``PROVIDERS``). Settings are loaded
-here, per call. Provider-neutral rules live here too: tool-call IDs the host sees, history tools
-declared when a call gives none, and progress heartbeats while the upstream streams.
+It knows providers only as registry entries (``colibri_router.providers``) and codecs only through
+the wire table (``colibri_router.wires``). Settings and the registry are loaded here, per call.
+Provider-neutral rules live here too: tool-call IDs the host sees, history tools declared when a
+call gives none, and progress heartbeats while the upstream streams.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import cast
 
 import httpx
 
-from colibri_router.adapters import DEFAULT_MAX_TOKENS, PROVIDERS, Completion, Provider, run_completion
+from colibri_router.adapters import DEFAULT_MAX_TOKENS, Completion, run_completion
 from colibri_router.clients import open_http_client
 from colibri_router.conversation import (
     AssistantTurn,
@@ -22,30 +22,20 @@ from colibri_router.conversation import (
     ToolChoice,
     ToolSpec,
     anthropic_blocks,
-    render_content,
 )
 from colibri_router.errors import InvalidRequestError
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
+from colibri_router.providers import connect, load_registry
 from colibri_router.retry import Deadline
-from colibri_router.schema import AssistantMessage, ProviderName, RouterCallInput, RouterCallResult, ToolCallOut
+from colibri_router.schema import AssistantMessage, RouterCallInput, RouterCallResult, ToolCallOut
 from colibri_router.settings import load_settings
 from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
+from colibri_router.wires import codec_for
 
 # open_http_client is the clients module's: the shell opens its one client through the router.
-__all__ = ["build_request", "choose_provider", "open_http_client", "route", "tools_named_in", "with_neutral_ids"]
+__all__ = ["build_request", "open_http_client", "route", "tools_named_in", "with_neutral_ids"]
 
 OPEN_SCHEMA = {"type": "object"}
-
-
-def choose_provider(name: str | None, model: str | None, default: str) -> Provider:
-    """Explicit name, else the provider that claims the model name, else the default."""
-    if name is not None:
-        return PROVIDERS[name]
-    if model is not None:
-        for provider in PROVIDERS.values():
-            if provider.claims_model(model):
-                return provider
-    return PROVIDERS[default]
 
 
 async def route(
@@ -55,14 +45,18 @@ async def route(
     notify: Notify | None = None,
 ) -> RouterCallResult:
     settings = load_settings()
-    provider = choose_provider(args.provider, args.model, settings.default_provider)
-    connection = provider.connection(settings)
-    request, warnings = build_request(args, provider.default_model)
+    choice = load_registry().choose(args.provider, args.model, settings)
+    provider, model = choice.provider, choice.model
+    if args.tools and not provider.tools:
+        raise InvalidRequestError(f"provider {provider.name!r} takes no tools (its config entry says tools = false)")
+    connection = connect(provider)
+    request, warnings = build_request(args, model)
+    codec = codec_for(provider, model, settings.kimi_tool_ids)
     progress = CallProgress(provider.name, notify)
 
     async def complete() -> Completion:
         return await run_completion(
-            provider.make_codec(settings),
+            codec,
             request,
             connection,
             deadline=Deadline.after(args.timeout_s or settings.timeout_s),
@@ -72,23 +66,25 @@ async def route(
 
     completion = await (complete() if notify is None else with_heartbeat(progress, complete))
     turn = with_neutral_ids(completion.turn, request.messages)
+    calls = turn.tool_calls()
     return RouterCallResult(
-        provider=cast(ProviderName, provider.name),  # registry names are the schema's names (tested)
-        content=render_content(turn),
+        provider=provider.name,
+        content=turn.text(),
         model=turn.model or request.model,
         prompt_tokens=turn.usage.prompt_tokens,
         completion_tokens=turn.usage.completion_tokens,
         latency_ms=completion.latency_ms,
         ttft_ms=completion.ttft_ms,
         stop_reason=turn.stop_reason,
-        tool_calls=[ToolCallOut(id=c.id, name=c.name, input=dict(c.arguments)) for c in turn.tool_calls()],
+        tool_calls=[ToolCallOut(id=c.id, name=c.name, input=dict(c.arguments)) for c in calls],
         thinking=turn.thinking(),
         warnings=[*warnings, *turn.warnings],
-        message=AssistantMessage(content=anthropic_blocks(turn.parts)),
+        # A turn without tool calls needs nothing replayed: the host appends its `content` as text.
+        message=AssistantMessage(content=anthropic_blocks(turn.parts)) if calls else None,
     )
 
 
-def build_request(args: RouterCallInput, default_model: str) -> tuple[CompletionRequest, list[str]]:
+def build_request(args: RouterCallInput, model: str) -> tuple[CompletionRequest, list[str]]:
     messages = args.conversation()
     tools = args.tool_specs()
     choice = args.tool_choice_spec()
@@ -109,13 +105,14 @@ def build_request(args: RouterCallInput, default_model: str) -> tuple[Completion
     elif choice is not None and choice.mode == "tool" and choice.name not in {t.name for t in tools}:
         raise InvalidRequestError(f"tool_choice names tool {choice.name!r}, which is not among `tools`")
     request = CompletionRequest(
-        model=args.model or default_model,
+        model=model,
         messages=messages,
         max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS,
         system=args.system_prompt,
         tools=tools,
         tool_choice=choice,
         temperature=args.temperature,
+        reasoning=args.reasoning,
     )
     return request, warnings
 

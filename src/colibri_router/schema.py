@@ -6,6 +6,7 @@ the shape MCP hosts already speak.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -13,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from colibri_router.conversation import (
     Message,
     Part,
+    ProviderState,
+    RedactedThinking,
     Text,
     Thinking,
     ToolCall,
@@ -22,25 +25,35 @@ from colibri_router.conversation import (
     user_prompt,
 )
 
-ProviderName = Literal["kimi", "claude"]
-
 
 class _Block(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
-class TextBlock(_Block):
+class _StatefulBlock(_Block):
+    provider_state: dict[str, Any] | None = Field(None, description="Opaque; send it back unchanged.")
+
+    def state(self) -> ProviderState | None:
+        return ProviderState.from_json(self.provider_state) if self.provider_state else None
+
+
+class TextBlock(_StatefulBlock):
     type: Literal["text"]
     text: str
 
 
-class ThinkingBlock(_Block):
+class ThinkingBlock(_StatefulBlock):
     type: Literal["thinking"]
     thinking: str
     signature: str | None = Field(None, description="Claude's signature; send it back unchanged.")
 
 
-class ToolUseBlock(_Block):
+class RedactedThinkingBlock(_Block):
+    type: Literal["redacted_thinking"]
+    data: str = Field(description="Claude's encrypted reasoning; send it back unchanged.")
+
+
+class ToolUseBlock(_StatefulBlock):
     type: Literal["tool_use"]
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
@@ -57,8 +70,10 @@ class ToolResultBlock(_Block):
         return self.content if isinstance(self.content, str) else "".join(b.text for b in self.content)
 
 
-ContentBlock = Annotated[TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]
-_ASSISTANT_ONLY = (ThinkingBlock, ToolUseBlock)
+ContentBlock = Annotated[
+    TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")
+]
+_ASSISTANT_ONLY = (ThinkingBlock, RedactedThinkingBlock, ToolUseBlock)
 
 
 class InputMessage(BaseModel):
@@ -86,13 +101,15 @@ class InputMessage(BaseModel):
         return Message(role=self.role, parts=tuple(_to_part(block) for block in self.content))
 
 
-def _to_part(block: TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock) -> Part:
+def _to_part(block: TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock) -> Part:
     if isinstance(block, TextBlock):
-        return Text(block.text)
+        return Text(block.text, block.state())
     if isinstance(block, ThinkingBlock):
-        return Thinking(block.thinking, block.signature)
+        return Thinking(block.thinking, block.signature, block.state())
+    if isinstance(block, RedactedThinkingBlock):
+        return RedactedThinking(block.data)
     if isinstance(block, ToolUseBlock):
-        return ToolCall(block.id, block.name, block.input)
+        return ToolCall(block.id, block.name, block.input, block.state())
     return ToolResult(block.tool_use_id, block.text(), block.is_error)
 
 
@@ -131,14 +148,17 @@ class RouterCallInput(BaseModel):
             "Use this or `prompt`, not both."
         ),
     )
-    provider: ProviderName | None = Field(
+    provider: str | None = Field(
         None,
+        min_length=1,
         description=(
-            "Which service answers. When absent: inferred from `model` (kimi/k2 names → kimi, claude-* "
-            "→ claude), else COLIBRI_DEFAULT_PROVIDER, else kimi."
+            "Which service answers. When absent: from `model` (`<provider>:<model>`, or its name: claude-*, "
+            "gpt-*, gemini-*, mistral-*, kimi...), else COLIBRI_DEFAULT_PROVIDER."
         ),
     )
-    model: str | None = Field(None, min_length=1, description="Model name; the provider's default when absent.")
+    model: str | None = Field(
+        None, min_length=1, description="Model name, or `<provider>:<model>`; the provider's default when absent."
+    )
     system_prompt: str | None = Field(None, description="System instructions for the model.")
     max_tokens: int | None = Field(None, ge=1, description="Upper bound on output tokens (default 1024).")
     temperature: float | None = Field(
@@ -153,6 +173,9 @@ class RouterCallInput(BaseModel):
             "auto (default with tools), none, required (must call some tool), or "
             '{"type": "tool", "name": ...} (must call that tool).'
         ),
+    )
+    reasoning: Literal["off", "low", "medium", "high"] | None = Field(
+        None, description="How much the model reasons; absent: the provider's default."
     )
     timeout_s: float | None = Field(
         None, gt=0, description="Total seconds for the call, retries included (default COLIBRI_TIMEOUT_S, 300)."
@@ -194,10 +217,8 @@ class AssistantMessage(BaseModel):
 class RouterCallResult(BaseModel):
     """What ``router_call`` returns (``structuredContent``)."""
 
-    provider: ProviderName = Field(description="The service that answered.")
-    content: str = Field(
-        description="The answer text; when the model called tools, the JSON string of its text and tool_use blocks."
-    )
+    provider: str = Field(description="The service that answered.")
+    content: str = Field(description="The answer text.")
     model: str = Field(description="The model that answered, as the provider reported it.")
     prompt_tokens: int
     completion_tokens: int
@@ -207,6 +228,17 @@ class RouterCallResult(BaseModel):
     tool_calls: list[ToolCallOut] = Field(description="Tool calls the model made, in order.")
     thinking: str | None = Field(description="The model's reasoning text, when it returned any.")
     warnings: list[str] = Field(description="Adjustments the router made to fit the provider, in plain words.")
-    message: AssistantMessage = Field(
-        description="This assistant turn in Anthropic Messages shape: append it to `messages` as is."
+    message: AssistantMessage | None = Field(
+        description=(
+            "With tool calls: this assistant turn to append to `messages` as is. Null otherwise: append "
+            '{"role": "assistant", "content": <content>}.'
+        )
     )
+
+
+def with_provider_names(schema: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """``schema`` (router_call's input schema) with ``provider`` limited to ``names``, so the host's
+    model cannot invent one. The names are the registry's when the server starts."""
+    provider = schema["properties"]["provider"]
+    provider["anyOf"] = [{"type": "string", "enum": list(names)}, {"type": "null"}]
+    return schema

@@ -1,9 +1,13 @@
 """Settings from the environment, loaded per call (never at import), so a host that changes the
 environment, or a test that sets it, is obeyed on the next call.
 
+Two kinds of settings: the router's own knobs (:class:`Settings`, ``COLIBRI_*``) and each provider's
+variables (its key and base URL, named by its registry entry and read with :func:`variable`).
+
 Empty variables count as unset (``COLIBRI_KIMI_BASE_URL=`` falls back to the default). A ``.env``
 file is read only when ``COLIBRI_ENV_FILE`` names one: MCP hosts pass environment explicitly, and a
-stray ``.env`` in whatever directory the host starts us in must not change behaviour silently.
+stray ``.env`` in whatever directory the host starts us in must not change behaviour silently. The
+process environment wins over the file.
 """
 
 from __future__ import annotations
@@ -14,13 +18,12 @@ import stat
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from dotenv import dotenv_values
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from colibri_router.errors import ConfigError
 
-DEFAULT_KIMI_BASE_URL = "https://api.moonshot.ai/v1"
-DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 DEFAULT_TIMEOUT_S = 300.0
 
 
@@ -29,12 +32,10 @@ class Settings(BaseSettings):
         env_ignore_empty=True, extra="ignore", populate_by_name=True, case_sensitive=True, frozen=True
     )
 
-    kimi_api_key: SecretStr | None = Field(None, validation_alias="COLIBRI_KIMI_API_KEY")
-    kimi_base_url: str = Field(DEFAULT_KIMI_BASE_URL, validation_alias="COLIBRI_KIMI_BASE_URL")
     kimi_tool_ids: Literal["renumber", "repair"] = Field("renumber", validation_alias="COLIBRI_KIMI_TOOL_IDS")
-    anthropic_api_key: SecretStr | None = Field(None, validation_alias="ANTHROPIC_API_KEY")
-    anthropic_base_url: str = Field(DEFAULT_ANTHROPIC_BASE_URL, validation_alias="ANTHROPIC_BASE_URL")
-    default_provider: Literal["kimi", "claude"] = Field("kimi", validation_alias="COLIBRI_DEFAULT_PROVIDER")
+    # Any registry name; checked against the registry when a call uses it (custom providers count).
+    default_provider: str = Field("kimi", min_length=1, validation_alias="COLIBRI_DEFAULT_PROVIDER")
+    default_model: str | None = Field(None, min_length=1, validation_alias="COLIBRI_DEFAULT_MODEL")
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0, validation_alias="COLIBRI_TIMEOUT_S")
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         "info", validation_alias="COLIBRI_LOG_LEVEL"
@@ -50,10 +51,6 @@ class Settings(BaseSettings):
 
 
 _VARIABLES = tuple(str(field.validation_alias) for field in Settings.model_fields.values())
-
-
-def reveal(secret: SecretStr | None) -> str | None:
-    return secret.get_secret_value() if secret is not None else None
 
 
 def load_settings() -> Settings:
@@ -74,6 +71,21 @@ def _build_settings(_values: tuple[str | None, ...], env_file: tuple[str, int, i
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_input=False)
         )
         raise ConfigError(f"invalid setting: {problems}") from exc
+
+
+def variable(name: str) -> str | None:
+    """A variable named by a registry entry (a key, a base URL), read now: the process environment,
+    else the env file. Empty counts as unset."""
+    value = os.environ.get(name)
+    if value:
+        return value
+    stamp = _env_file_stamp()
+    return _env_file_values(stamp).get(name) or None if stamp else None
+
+
+@functools.lru_cache(maxsize=4)
+def _env_file_values(stamp: tuple[str, int, int]) -> dict[str, str]:
+    return {key: value for key, value in dotenv_values(stamp[0]).items() if value}
 
 
 def _env_file_stamp() -> tuple[str, int, int] | None:

@@ -1,73 +1,84 @@
 """One HTTP exchange with an upstream, for every provider: POST JSON, read the answer, map failures.
 
-The answer is read the same way whatever the provider: an SSE stream is fed event by event to the
-provider's assembler, which rebuilds the body a non-streamed call would have returned; a JSON
-answer (an upstream or proxy that ignored ``stream: true``) is decoded as is. Either way the
-adapter's decoder sees one shape. httpx failures are mapped here and only here, into the
-provider's :class:`~colibri_router.errors.ApiError`: status and the provider's error ``type``
-decide, never message substrings.
+The answer is read the same way whatever the provider or its framing: an SSE stream (or a body that
+starts with ``data:`` under a wrong content type) is fed event by event to the codec's assembler, an
+NDJSON stream (Ollama, and OpenAI-wire hosts that label their chunks ``application/x-ndjson``) line
+by line, and both rebuild the body a non-streamed call would have returned; a JSON answer (an upstream
+or proxy that ignored ``stream: true``) is decoded as is. Either way the codec's decoder sees one
+shape. httpx failures are mapped here and only here, into the provider's
+:class:`~colibri_router.errors.ApiError`; what an error body means is the codec's to say.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from httpx_sse import EventSource
 
-from colibri_router.errors import ApiError, ErrorFamily
+from colibri_router.errors import ApiError
 from colibri_router.progress import CallProgress
-from colibri_router.retry import parse_retry_after
 from colibri_router.toolcalls.assembly import StreamAssembler, StreamErrorEvent, StreamProtocolError
 
-# Moonshot answers 429 both for "slow down" and for "out of money"; only the first passes with time.
-NON_RETRYABLE_ERROR_TYPES = frozenset({"exceeded_current_quota_error"})
+if TYPE_CHECKING:
+    from colibri_router.wires.base import WireCodec
+
 # An error event at the very start of a stream (nothing produced, nothing billed) is load shedding.
 RETRYABLE_EVENT_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error"})
-_MAX_ERROR_TEXT = 500
+_SSE = "text/event-stream"
+_NDJSON = ("application/x-ndjson", "application/jsonl", "application/json-lines")
+
+
 async def exchange(
     client: httpx.AsyncClient,
     url: str,
     headers: Mapping[str, str],
     body: Mapping[str, Any],
     *,
-    assembler: StreamAssembler,
-    errors: ErrorFamily,
+    codec: WireCodec,
     progress: CallProgress,
 ) -> dict[str, Any]:
     """POST ``body`` and return the provider's response body (assembled when streamed)."""
     payload = json.dumps(body, ensure_ascii=False).encode()
-    request_headers = {**headers, "content-type": "application/json", "accept": "text/event-stream"}
+    request_headers = {**headers, "content-type": "application/json", "accept": f"{_SSE}, application/x-ndjson"}
     try:
         async with client.stream("POST", url, headers=request_headers, content=payload) as response:
             if not response.is_success:
                 await response.aread()
-                raise http_error(response, errors)
-            if response.headers.get("content-type", "").startswith("text/event-stream"):
-                return await _assemble_stream(response, assembler, errors, progress)
-            return json_object(await response.aread(), errors, response.status_code)
+                raise http_error(response, codec)
+            content_type = response.headers.get("content-type", "")
+            if content_type.startswith(_SSE):
+                return await _assemble(_sse_events(response), response, codec, progress)
+            if content_type.startswith(_NDJSON):
+                return await _assemble(_ndjson_lines(response), response, codec, progress)
+            raw = await response.aread()
+            if raw.lstrip().startswith((b"data:", b"event:")):
+                # A streamed answer under a wrong content type is still a stream, not "not JSON".
+                return await _assemble(_sse_from_bytes(raw), response, codec, progress)
+            return json_object(raw, codec, response.status_code)
     except httpx.TransportError as exc:
         # Contract I8: a network failure is a config/DNS/firewall problem, not load: no retry.
-        raise errors.api(f"network error calling {url}: {_describe(exc)}") from exc
+        raise codec.dialect.errors.api(f"network error calling {url}: {_describe(exc)}") from exc
 
 
-def http_error(response: httpx.Response, errors: ErrorFamily) -> ApiError:
+def http_error(response: httpx.Response, codec: WireCodec) -> ApiError:
     status = response.status_code
-    error_type, detail = _error_detail(response.content)
-    retryable = (status == 429 or status >= 500) and error_type not in NON_RETRYABLE_ERROR_TYPES
-    kind = f" {error_type}" if error_type else ""
-    return errors.api(
-        f"HTTP {status}{kind}: {detail}",
+    said = codec.read_error(status, {k.lower(): v for k, v in response.headers.items()}, response.content)
+    retryable = said.retryable if said.retryable is not None else (status == 429 or status >= 500)
+    kind = f" {said.error_type}" if said.error_type else ""
+    return codec.dialect.errors.api(
+        f"HTTP {status}{kind}: {said.message}",
         status=status,
-        error_type=error_type,
+        error_type=said.error_type,
         retryable=retryable,
-        retry_after=parse_retry_after(response.headers.get("retry-after")),
+        retry_after=said.retry_after_s,
     )
 
 
-def json_object(raw: bytes, errors: ErrorFamily, status: int) -> dict[str, Any]:
+def json_object(raw: bytes, codec: WireCodec, status: int) -> dict[str, Any]:
+    errors = codec.dialect.errors
     try:
         value = json.loads(raw)
     except ValueError as exc:
@@ -77,16 +88,46 @@ def json_object(raw: bytes, errors: ErrorFamily, status: int) -> dict[str, Any]:
     return value
 
 
-async def _assemble_stream(
+async def _sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
+    async for event in EventSource(response).aiter_sse():
+        yield event.event, event.data
+
+
+async def _ndjson_lines(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
+    async for line in response.aiter_lines():
+        if line.strip():
+            yield "", line
+
+
+async def _sse_from_bytes(raw: bytes) -> AsyncIterator[tuple[str, str]]:
+    """SSE records parsed from a body already read whole (a host that sent a stream as JSON)."""
+    event = ""
+    data: list[str] = []
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        if not line:
+            if data:
+                yield event or "message", "\n".join(data)
+            event, data = "", []
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+    if data:
+        yield event or "message", "\n".join(data)
+
+
+async def _assemble(
+    events: AsyncIterator[tuple[str, str]],
     response: httpx.Response,
-    assembler: StreamAssembler,
-    errors: ErrorFamily,
+    codec: WireCodec,
     progress: CallProgress,
 ) -> dict[str, Any]:
+    assembler: StreamAssembler = codec.new_assembler()
+    errors = codec.dialect.errors
     status = response.status_code
     try:
-        async for event in EventSource(response).aiter_sse():
-            label = assembler.feed(event.event, event.data)
+        async for name, data in events:
+            label = assembler.feed(name, data)
             if assembler.started:
                 progress.mark_first_token()
             progress.output_chars = assembler.output_chars
@@ -110,26 +151,6 @@ async def _assemble_stream(
             f"of output ({_describe(exc)})",
             status=status,
         ) from exc
-
-
-def _error_detail(raw: bytes) -> tuple[str | None, str]:
-    """The provider's error ``type`` and message; both Moonshot and Anthropic nest them in ``error``."""
-    text = raw[:_MAX_ERROR_TEXT].decode("utf-8", errors="replace").strip() or "(empty body)"
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return None, text
-    error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict):
-        error_type = error.get("type")
-        message = error.get("message")
-        return (
-            error_type if isinstance(error_type, str) else None,
-            message if isinstance(message, str) and message else text,
-        )
-    if isinstance(error, str):
-        return None, error
-    return None, text
 
 
 def _describe(exc: Exception) -> str:

@@ -10,6 +10,7 @@ import pytest
 
 from colibri_router import cli
 from colibri_router.errors import ConfigError
+from colibri_router.providers import BUILTIN, connect
 from colibri_router.settings import load_settings
 
 
@@ -23,9 +24,7 @@ def test_env_file_path_expands_the_home_directory(monkeypatch: pytest.MonkeyPatc
     (tmp_path / "colibri.env").write_text("COLIBRI_KIMI_API_KEY=from-file\n")
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("COLIBRI_ENV_FILE", "~/colibri.env")
-    settings = load_settings()
-    assert settings.kimi_api_key is not None
-    assert settings.kimi_api_key.get_secret_value() == "from-file"
+    assert connect(BUILTIN["kimi"]).api_key == "from-file"
 
 
 def test_warn_is_accepted_as_warning(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,14 +9,13 @@ import json
 from typing import Any
 
 import pytest
+from unit._codecs import ProviderCodec
 
-from colibri_router.adapters import anthropic_wire, openai_wire
-from colibri_router.adapters.claude import ClaudeCodec
-from colibri_router.adapters.kimi import REASONING_PLACEHOLDER, KimiCodec
 from colibri_router.conversation import (
     AssistantTurn,
     CompletionRequest,
     Message,
+    RedactedThinking,
     Text,
     Thinking,
     ToolCall,
@@ -29,6 +28,10 @@ from colibri_router.conversation import (
     user_prompt,
 )
 from colibri_router.errors import MalformedResponse
+from colibri_router.wires import anthropic as anthropic_wire
+from colibri_router.wires.openai import decode as openai_decode
+from colibri_router.wires.openai import messages as openai_messages
+from colibri_router.wires.rules import REASONING_PLACEHOLDER
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -63,7 +66,7 @@ def call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
 
 
 def decoded_calls(*raw_calls: dict[str, Any]) -> list[ToolCall]:
-    turn = openai_wire.decode_body(chat_body({"role": "assistant", "content": None, "tool_calls": list(raw_calls)}))
+    turn = openai_decode.decode_body(chat_body({"role": "assistant", "content": None, "tool_calls": list(raw_calls)}))
     return list(turn.tool_calls())
 
 
@@ -73,7 +76,7 @@ def decoded_calls(*raw_calls: dict[str, Any]) -> list[ToolCall]:
 def test_openai_encode_tools_passes_the_schema_through_as_parameters() -> None:
     bare = ToolSpec(name="ping", input_schema={"type": "object"})
 
-    encoded = openai_wire.encode_tools([WEATHER, bare])
+    encoded = openai_messages.encode_tools([WEATHER, bare])
 
     assert encoded == [
         {"type": "function", "function": {"name": "get_weather", "description": "Get weather", "parameters": SCHEMA}},
@@ -84,14 +87,14 @@ def test_openai_encode_tools_passes_the_schema_through_as_parameters() -> None:
 def test_openai_encode_tools_never_shares_a_mutable_schema_with_the_caller() -> None:
     schema = copy.deepcopy(SCHEMA)
 
-    encoded = openai_wire.encode_tools([ToolSpec(name="t", input_schema=schema)])
+    encoded = openai_messages.encode_tools([ToolSpec(name="t", input_schema=schema)])
     encoded[0]["function"]["parameters"]["injected"] = True
 
     assert schema == SCHEMA
 
 
 def test_openai_system_prompt_is_a_leading_system_message() -> None:
-    assert openai_wire.encode_messages(user_prompt("hi"), "Be brief.") == [
+    assert openai_messages.encode_messages(user_prompt("hi"), "Be brief.") == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "hi"},
     ]
@@ -99,13 +102,13 @@ def test_openai_system_prompt_is_a_leading_system_message() -> None:
 
 @pytest.mark.parametrize("system", [None, ""])
 def test_openai_no_system_message_without_a_system_prompt(system: str | None) -> None:
-    assert openai_wire.encode_messages(user_prompt("hi"), system) == [{"role": "user", "content": "hi"}]
+    assert openai_messages.encode_messages(user_prompt("hi"), system) == [{"role": "user", "content": "hi"}]
 
 
 def test_openai_assistant_tool_calls_carry_null_content_and_json_arguments() -> None:
     turn = assistant(Thinking("plan"), ToolCall("functions.get_weather:0", "get_weather", {"location": "Zürich"}))
 
-    [message] = openai_wire.encode_messages([turn], None)
+    [message] = openai_messages.encode_messages([turn], None)
 
     assert message == {
         "role": "assistant",
@@ -122,13 +125,15 @@ def test_openai_assistant_tool_calls_carry_null_content_and_json_arguments() -> 
 
 
 def test_openai_empty_assistant_turn_is_dropped() -> None:
-    assert openai_wire.encode_messages([user(Text("a")), assistant(Text("")), user(Text("b"))], None) == [
+    assert openai_messages.encode_messages([user(Text("a")), assistant(Text("")), user(Text("b"))], None) == [
         {"role": "user", "content": "a"},
         {"role": "user", "content": "b"},
     ]
 
 
-def test_openai_user_turn_keeps_the_order_of_tool_results_and_text() -> None:
+def test_openai_user_turn_sends_every_tool_result_before_its_text() -> None:
+    """OpenAI refuses a user message inside the run of tool messages answering an assistant turn
+    (PROVIDER-FACTS.md Q-openai-tool-order): the results come first, then the text."""
     turn = user(
         ToolResult("c1", "21 °C"),
         Text("and "),
@@ -137,11 +142,11 @@ def test_openai_user_turn_keeps_the_order_of_tool_results_and_text() -> None:
         ToolResult("c3", "boom", is_error=True),
     )
 
-    assert openai_wire.encode_messages([turn], None) == [
+    assert openai_messages.encode_messages([turn], None) == [
         {"role": "tool", "tool_call_id": "c1", "content": "21 °C"},
+        {"role": "tool", "tool_call_id": "c2", "content": openai_messages.EMPTY_TOOL_RESULT},
+        {"role": "tool", "tool_call_id": "c3", "content": openai_messages.ERROR_RESULT_PREFIX + "boom"},
         {"role": "user", "content": "and also"},
-        {"role": "tool", "tool_call_id": "c2", "content": openai_wire.EMPTY_TOOL_RESULT},
-        {"role": "tool", "tool_call_id": "c3", "content": openai_wire.ERROR_RESULT_PREFIX + "boom"},
     ]
 
 
@@ -151,7 +156,7 @@ def test_openai_user_turn_keeps_the_order_of_tool_results_and_text() -> None:
 def test_openai_decode_text_answer() -> None:
     body = chat_body({"role": "assistant", "content": "Hello"}, usage={"prompt_tokens": 3, "completion_tokens": 2})
 
-    turn = openai_wire.decode_body(body)
+    turn = openai_decode.decode_body(body)
 
     assert turn == AssistantTurn(parts=(Text("Hello"),), stop_reason="stop", model="kimi-k2", usage=Usage(3, 2))
 
@@ -167,7 +172,7 @@ def test_openai_decode_keeps_raw_ids_reasoning_and_order() -> None:
         ],
     }
 
-    turn = openai_wire.decode_body(chat_body(message, "tool_calls"))
+    turn = openai_decode.decode_body(chat_body(message, "tool_calls"))
 
     assert turn.parts == (
         Thinking("thinking..."),
@@ -213,8 +218,8 @@ def test_openai_decode_usage_falls_back_to_the_choice_and_ignores_junk() -> None
     in_choice["choices"][0]["usage"] = {"prompt_tokens": 8, "completion_tokens": 1}
     junk = chat_body({"role": "assistant", "content": "x"}, usage={"prompt_tokens": "8", "completion_tokens": None})
 
-    assert openai_wire.decode_body(in_choice).usage == Usage(8, 1)
-    assert openai_wire.decode_body(junk).usage == Usage(0, 0)
+    assert openai_decode.decode_body(in_choice).usage == Usage(8, 1)
+    assert openai_decode.decode_body(junk).usage == Usage(0, 0)
 
 
 @pytest.mark.parametrize("model", [None, "", 42])
@@ -222,7 +227,7 @@ def test_openai_decode_missing_model_is_none(model: Any) -> None:
     body = chat_body({"role": "assistant", "content": "x"})
     body["model"] = model
 
-    assert openai_wire.decode_body(body).model is None
+    assert openai_decode.decode_body(body).model is None
 
 
 @pytest.mark.parametrize(
@@ -232,15 +237,15 @@ def test_openai_decode_missing_model_is_none(model: Any) -> None:
         {"choices": []},
         {"choices": "nope"},
         {"choices": [{"finish_reason": "stop"}]},
-        chat_body({"role": "assistant", "content": ["not", "a", "string"]}),
+        chat_body({"role": "assistant", "content": 42}),
         chat_body({"role": "assistant", "content": None, "tool_calls": {"not": "a list"}}),
         chat_body({"role": "assistant", "content": None, "tool_calls": [{"id": "c", "function": {}}]}),
     ],
-    ids=["empty", "no-choices", "choices-not-list", "no-message", "content-list", "calls-not-list", "call-no-name"],
+    ids=["empty", "no-choices", "choices-not-list", "no-message", "content-number", "calls-not-list", "call-no-name"],
 )
 def test_openai_decode_malformed_bodies_raise_malformed_response(body: dict[str, Any]) -> None:
     with pytest.raises(MalformedResponse):
-        openai_wire.decode_body(body)
+        openai_decode.decode_body(body)
 
 
 # --- anthropic_wire --------------------------------------------------------------------------------------------
@@ -316,13 +321,15 @@ def test_anthropic_decode_body() -> None:
     assert anthropic_wire.decode_body(body) == AssistantTurn(
         parts=(
             Thinking("hmm", "sig"),
+            RedactedThinking("opaque"),
             Text("Checking."),
             ToolCall("toolu_1", "get_weather", {"location": "Oslo"}),
             ToolCall("toolu_2", "ping", {}),
         ),
         stop_reason="pause_turn",
         model="claude-sonnet-4-5",
-        usage=Usage(10, 4),
+        # input_tokens counts only uncached input: the total adds the cache reads.
+        usage=Usage(109, 4, cached_tokens=99),
     )
 
 
@@ -346,14 +353,14 @@ def test_anthropic_decode_malformed_bodies_raise_malformed_response(body: dict[s
 
 
 def test_kimi_endpoint_is_chat_completions_with_a_bearer_key() -> None:
-    assert KimiCodec().endpoint("https://api.moonshot.ai/v1", "k-123") == (
+    assert ProviderCodec("kimi").endpoint("https://api.moonshot.ai/v1", "k-123") == (
         "https://api.moonshot.ai/v1/chat/completions",
         {"authorization": "Bearer k-123"},
     )
 
 
 def test_kimi_encode_body_for_a_plain_prompt() -> None:
-    encoded = KimiCodec().encode(request(system="sys", max_tokens=99))
+    encoded = ProviderCodec("kimi").encode(request(system="sys", max_tokens=99))
 
     assert encoded.body == {
         "model": "kimi-k2-0905-preview",
@@ -365,16 +372,16 @@ def test_kimi_encode_body_for_a_plain_prompt() -> None:
 
 
 def test_i10_kimi_encode_sends_no_tools_key_for_no_tools() -> None:
-    body = KimiCodec().encode(request(tools=(), tool_choice=ToolChoice("required"))).body
+    body = ProviderCodec("kimi").encode(request(tools=(), tool_choice=ToolChoice("required"))).body
 
     assert "tools" not in body
     assert "tool_choice" not in body
 
 
 def test_i19_kimi_encode_tools_with_auto_choice() -> None:
-    body = KimiCodec().encode(request(tools=(WEATHER,), temperature=0.3)).body
+    body = ProviderCodec("kimi").encode(request(tools=(WEATHER,), temperature=0.3)).body
 
-    assert body["tools"] == openai_wire.encode_tools([WEATHER])
+    assert body["tools"] == openai_messages.encode_tools([WEATHER])
     assert body["tool_choice"] == "auto"
     assert body["temperature"] == 0.3
 
@@ -385,7 +392,7 @@ def test_i19_kimi_encode_tools_with_auto_choice() -> None:
     ids=["required", "named"],
 )
 def test_kimi_forced_tool_choice_becomes_auto_plus_a_user_nudge(choice: ToolChoice, nudge_mentions: str) -> None:
-    encoded = KimiCodec().encode(request(tools=(WEATHER,), tool_choice=choice))
+    encoded = ProviderCodec("kimi").encode(request(tools=(WEATHER,), tool_choice=choice))
 
     assert encoded.body["tool_choice"] == "auto"
     last = encoded.body["messages"][-1]
@@ -395,7 +402,7 @@ def test_kimi_forced_tool_choice_becomes_auto_plus_a_user_nudge(choice: ToolChoi
 
 
 def test_kimi_tool_choice_none_is_kept() -> None:
-    encoded = KimiCodec().encode(request(tools=(WEATHER,), tool_choice=ToolChoice("none")))
+    encoded = ProviderCodec("kimi").encode(request(tools=(WEATHER,), tool_choice=ToolChoice("none")))
 
     assert encoded.body["tool_choice"] == "none"
     assert encoded.warnings == ()
@@ -414,7 +421,7 @@ def conversation_with_calls(first_id: str, second_id: str) -> tuple[Message, ...
 def test_kimi_encode_rewrites_history_ids_to_k2_ids() -> None:
     messages = conversation_with_calls("toolu_01A", "call_x")
 
-    sent = KimiCodec().encode(request(*messages)).body["messages"]
+    sent = ProviderCodec("kimi").encode(request(*messages)).body["messages"]
 
     call_ids = [m["tool_calls"][0]["id"] for m in sent if m["role"] == "assistant"]
     result_ids = [m["tool_call_id"] for m in sent if m["role"] == "tool"]
@@ -424,7 +431,7 @@ def test_kimi_encode_rewrites_history_ids_to_k2_ids() -> None:
 def test_kimi_thinking_model_gets_placeholder_reasoning_on_tool_call_turns() -> None:
     messages = conversation_with_calls("a", "b")
 
-    encoded = KimiCodec().encode(request(*messages, model="kimi-k2-thinking"))
+    encoded = ProviderCodec("kimi").encode(request(*messages, model="kimi-k2-thinking"))
 
     assistants = [m for m in encoded.body["messages"] if m["role"] == "assistant"]
     assert [m["reasoning_content"] for m in assistants] == [REASONING_PLACEHOLDER] * 2
@@ -432,7 +439,7 @@ def test_kimi_thinking_model_gets_placeholder_reasoning_on_tool_call_turns() -> 
 
 
 def test_kimi_non_thinking_model_gets_no_reasoning() -> None:
-    body = KimiCodec().encode(request(*conversation_with_calls("a", "b"))).body
+    body = ProviderCodec("kimi").encode(request(*conversation_with_calls("a", "b"))).body
 
     assert all("reasoning_content" not in m for m in body["messages"])
 
@@ -441,7 +448,7 @@ def test_i20_kimi_encode_leaves_the_request_unchanged() -> None:
     req = request(*conversation_with_calls("toolu_01A", "call_x"), tools=(WEATHER,), tool_choice=ToolChoice("required"))
     before = copy.deepcopy(req)
 
-    KimiCodec().encode(req)
+    ProviderCodec("kimi").encode(req)
 
     assert req == before
 
@@ -458,7 +465,7 @@ def test_i20_kimi_encode_leaves_the_request_unchanged() -> None:
     ],
 )
 def test_i13_kimi_decode_maps_finish_reason(finish_reason: str | None, stop_reason: str | None) -> None:
-    turn = KimiCodec().decode(chat_body({"role": "assistant", "content": "x"}, finish_reason), request())
+    turn = ProviderCodec("kimi").decode(chat_body({"role": "assistant", "content": "x"}, finish_reason), request())
 
     assert turn.stop_reason == stop_reason
 
@@ -467,7 +474,7 @@ def test_i13_kimi_decode_maps_finish_reason(finish_reason: str | None, stop_reas
 def test_i13_kimi_decode_tool_calls_mean_tool_use(finish_reason: str | None) -> None:
     message = {"role": "assistant", "content": None, "tool_calls": [call("call_001", "get_weather", "{}")]}
 
-    turn = KimiCodec().decode(chat_body(message, finish_reason), request(tools=(WEATHER,)))
+    turn = ProviderCodec("kimi").decode(chat_body(message, finish_reason), request(tools=(WEATHER,)))
 
     assert turn.stop_reason == "tool_use"
     assert turn.tool_calls() == (ToolCall("call_001", "get_weather", {}),)  # the upstream's ID, untouched
@@ -477,7 +484,7 @@ def test_i13_kimi_decode_tool_calls_mean_tool_use(finish_reason: str | None) -> 
 def test_kimi_decode_warns_about_undeclared_tools() -> None:
     message = {"role": "assistant", "content": None, "tool_calls": [call("c", "rm_rf", "{}")]}
 
-    turn = KimiCodec().decode(chat_body(message, "tool_calls"), request(tools=(WEATHER,)))
+    turn = ProviderCodec("kimi").decode(chat_body(message, "tool_calls"), request(tools=(WEATHER,)))
 
     assert len(turn.warnings) == 1
     assert "rm_rf" in turn.warnings[0]
@@ -489,7 +496,7 @@ def test_kimi_decode_turns_k2_marker_text_into_tool_calls() -> None:
         '<|tool_call_argument_begin|>{"location": "Oslo"}<|tool_call_end|><|tool_calls_section_end|>'
     )
 
-    turn = KimiCodec().decode(chat_body({"role": "assistant", "content": content}), request(tools=(WEATHER,)))
+    turn = ProviderCodec("kimi").decode(chat_body({"role": "assistant", "content": content}), request(tools=(WEATHER,)))
 
     assert turn.parts == (Text("I'll check."), ToolCall("functions.get_weather:0", "get_weather", {"location": "Oslo"}))
     assert turn.stop_reason == "tool_use"
@@ -499,7 +506,7 @@ def test_kimi_decode_turns_k2_marker_text_into_tool_calls() -> None:
 
 
 def test_claude_endpoint_is_messages_with_x_api_key_and_version() -> None:
-    assert ClaudeCodec().endpoint("https://api.anthropic.com", "k-123") == (
+    assert ProviderCodec("claude").endpoint("https://api.anthropic.com", "k-123") == (
         "https://api.anthropic.com/v1/messages",
         {"x-api-key": "k-123", "anthropic-version": "2023-06-01"},
     )
@@ -514,7 +521,7 @@ def test_claude_encode_body() -> None:
         temperature=0.5,
     )
 
-    assert ClaudeCodec().encode(req).body == {
+    assert ProviderCodec("claude").encode(req).body == {
         "model": "claude-sonnet-4-5",
         "max_tokens": 1024,
         "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
@@ -527,7 +534,7 @@ def test_claude_encode_body() -> None:
 
 
 def test_i10_claude_encode_sends_no_tools_and_no_choice_without_tools() -> None:
-    body = ClaudeCodec().encode(request(model="claude-sonnet-4-5", tool_choice=ToolChoice("required"))).body
+    body = ProviderCodec("claude").encode(request(model="claude-sonnet-4-5", tool_choice=ToolChoice("required"))).body
 
     assert "tools" not in body
     assert "tool_choice" not in body
@@ -537,7 +544,7 @@ def test_i10_claude_encode_sends_no_tools_and_no_choice_without_tools() -> None:
 def test_claude_encode_makes_k2_ids_claude_safe_for_calls_and_results_alike() -> None:
     messages = conversation_with_calls("functions.get_weather:0", "toolu_01B")
 
-    sent = ClaudeCodec().encode(request(*messages, model="claude-sonnet-4-5")).body["messages"]
+    sent = ProviderCodec("claude").encode(request(*messages, model="claude-sonnet-4-5")).body["messages"]
 
     blocks = [block for message in sent for block in message["content"]]
     call_ids = [b["id"] for b in blocks if b["type"] == "tool_use"]
@@ -551,7 +558,7 @@ def test_claude_encode_makes_k2_ids_claude_safe_for_calls_and_results_alike() ->
 def test_i13_claude_decode_passes_stop_reason_through(stop_reason: str | None) -> None:
     body = {"content": [{"type": "text", "text": "x"}], "stop_reason": stop_reason}
 
-    assert ClaudeCodec().decode(body, request()).stop_reason == stop_reason
+    assert ProviderCodec("claude").decode(body, request()).stop_reason == stop_reason
 
 
 # --- the contract's content (I11) -------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ from colibri_router.toolcalls.ids import (
     claude_safe_id,
     ids_for_claude,
     ids_for_kimi,
-    is_kimi_model,
     k2_id,
     neutral_ids_for_new_calls,
     parse_k2_id,
@@ -55,23 +54,7 @@ def is_neutral(call_id: str) -> bool:
     return NEUTRAL_ID_PATTERN.fullmatch(call_id) is not None
 
 
-# --- is_kimi_model, parse_k2_id, k2_id ---------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("model", "expected"),
-    [
-        ("kimi-k2-0711-preview", True),
-        ("K2-Thinking", True),
-        ("moonshotai/Kimi-K2-Instruct", True),
-        ("kimi-latest", True),
-        ("gpt-4o", False),
-        ("qwen3-coder-plus", False),
-        ("claude-sonnet-4-5", False),
-    ],
-)
-def test_is_kimi_model(model: str, expected: bool) -> None:
-    assert is_kimi_model(model) is expected
+# --- parse_k2_id, k2_id ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

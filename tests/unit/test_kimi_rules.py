@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 from fake_upstream import validate_kimi_request
+from unit._codecs import ProviderCodec
 
-from colibri_router.adapters.kimi import REASONING_PLACEHOLDER, KimiCodec
-from colibri_router.adapters.openai_wire import EMPTY_TOOL_RESULT, ERROR_RESULT_PREFIX
 from colibri_router.conversation import (
     CompletionRequest,
     Message,
@@ -21,6 +20,8 @@ from colibri_router.conversation import (
     ToolSpec,
 )
 from colibri_router.errors import InvalidRequestError
+from colibri_router.wires.openai.messages import EMPTY_TOOL_RESULT, ERROR_RESULT_PREFIX
+from colibri_router.wires.rules import REASONING_PLACEHOLDER
 
 TOOLS = (ToolSpec("read_file", {"type": "object"}), ToolSpec("list_dir", {"type": "object"}))
 HEADERS = {"authorization": "Bearer k"}
@@ -39,8 +40,8 @@ def assistant(*parts: Any) -> Message:
     return Message("assistant", tuple(Text(p) if isinstance(p, str) else p for p in parts))
 
 
-def encode(req: CompletionRequest, codec: KimiCodec | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
-    encoded = (codec or KimiCodec()).encode(req)
+def encode(req: CompletionRequest, codec: ProviderCodec | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
+    encoded = (codec or ProviderCodec("kimi")).encode(req)
     return encoded.body, encoded.warnings
 
 
@@ -104,7 +105,7 @@ def test_repair_mode_keeps_valid_k2_ids_and_repairs_the_rest() -> None:
         assistant(ToolCall("functions.read_file:5", "read_file", {}), ToolCall("toolu_B", "list_dir", {})),
         user(ToolResult("functions.read_file:5", "a"), ToolResult("toolu_B", "b")),
     )
-    body, _ = encode(request(*history), KimiCodec(id_mode="repair"))
+    body, _ = encode(request(*history), ProviderCodec("kimi", id_mode="repair"))
     calls = [c["id"] for m in body["messages"] if m["role"] == "assistant" for c in m["tool_calls"]]
     assert calls == ["functions.read_file:5", "functions.list_dir:6"]
 
@@ -171,7 +172,7 @@ def chat_body(message: dict[str, Any], finish_reason: str | None = "stop") -> di
 
 
 def decode(message: dict[str, Any], finish_reason: str | None = "stop", req: CompletionRequest | None = None) -> Any:
-    return KimiCodec().decode(chat_body(message, finish_reason), req or request(user("go")))
+    return ProviderCodec("kimi").decode(chat_body(message, finish_reason), req or request(user("go")))
 
 
 def test_marker_text_becomes_tool_calls_and_leaves_the_text() -> None:

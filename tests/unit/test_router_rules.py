@@ -1,4 +1,4 @@
-"""Provider-neutral rules of the router: provider choice, request building, neutral IDs."""
+"""Provider-neutral rules of the router: request building and neutral IDs (choice: test_providers.py)."""
 
 from __future__ import annotations
 
@@ -6,36 +6,16 @@ from typing import Any
 
 import pytest
 
-from colibri_router.adapters import PROVIDERS
 from colibri_router.conversation import AssistantTurn, Message, Text, ToolCall, ToolResult
 from colibri_router.errors import InvalidRequestError
-from colibri_router.router import build_request, choose_provider, with_neutral_ids
-from colibri_router.schema import ProviderName, RouterCallInput
+from colibri_router.router import build_request, with_neutral_ids
+from colibri_router.schema import RouterCallInput
 
 TOOL = {"name": "read_file", "input_schema": {"type": "object"}}
 
 
 def args(**fields: Any) -> RouterCallInput:
     return RouterCallInput.model_validate(fields)
-
-
-def test_schema_provider_names_are_the_registry_names() -> None:
-    assert set(ProviderName.__args__) == set(PROVIDERS)
-
-
-@pytest.mark.parametrize(
-    ("name", "model", "default", "expected"),
-    [
-        (None, "kimi-k2-turbo-preview", "claude", "kimi"),
-        (None, "K2-Thinking", "claude", "kimi"),
-        (None, "claude-opus-4-1", "kimi", "claude"),
-        (None, "gpt-4o", "claude", "claude"),
-        (None, None, "kimi", "kimi"),
-        ("claude", "kimi-k2", "kimi", "claude"),
-    ],
-)
-def test_choose_provider(name: str | None, model: str | None, default: str, expected: str) -> None:
-    assert choose_provider(name, model, default).name == expected
 
 
 def test_prompt_is_a_single_user_turn_with_defaults() -> None:

@@ -15,8 +15,9 @@ import structlog
 from colibri_router.cli import _configure_logging_from_settings
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
+from colibri_router.providers import BUILTIN, connect
 from colibri_router.redaction import REDACTED, redact
-from colibri_router.settings import DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_KIMI_BASE_URL, load_settings
+from colibri_router.settings import load_settings
 
 KEY = "zq-SECRET-kimi-9f3b7c1e"
 
@@ -47,10 +48,9 @@ def json_lines(stream: io.StringIO) -> list[dict[str, object]]:
 def test_defaults_with_an_empty_environment() -> None:
     settings = load_settings()
 
-    assert settings.kimi_api_key is None
-    assert settings.anthropic_api_key is None
-    assert settings.kimi_base_url == DEFAULT_KIMI_BASE_URL == "https://api.moonshot.ai/v1"
-    assert settings.anthropic_base_url == DEFAULT_ANTHROPIC_BASE_URL == "https://api.anthropic.com"
+    assert connect(BUILTIN["vllm"]).api_key is None
+    assert connect(BUILTIN["kimi"], api_key="k").base_url == "https://api.moonshot.ai/v1"
+    assert connect(BUILTIN["claude"], api_key="k").base_url == "https://api.anthropic.com"
     assert settings.kimi_tool_ids == "renumber"
     assert settings.default_provider == "kimi"
     assert settings.timeout_s == 300.0
@@ -69,11 +69,8 @@ def test_every_variable_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
 
     settings = load_settings()
 
-    assert settings.kimi_api_key is not None
-    assert settings.kimi_api_key.get_secret_value() == KEY
-    assert settings.anthropic_api_key is not None
-    assert settings.anthropic_api_key.get_secret_value() == "claude-key-1234"
-    assert (settings.kimi_base_url, settings.anthropic_base_url) == ("http://127.0.0.1:9/v1", "http://127.0.0.1:9")
+    assert connect(BUILTIN["kimi"]) == connect(BUILTIN["kimi"], KEY, "http://127.0.0.1:9/v1")
+    assert connect(BUILTIN["claude"]) == connect(BUILTIN["claude"], "claude-key-1234", "http://127.0.0.1:9")
     assert (settings.kimi_tool_ids, settings.default_provider) == ("repair", "claude")
     assert (settings.timeout_s, settings.log_level) == (12.5, "debug")
 
@@ -100,11 +97,13 @@ def test_i4_empty_variables_count_as_unset(monkeypatch: pytest.MonkeyPatch, vari
 
 def test_i2_settings_are_read_at_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLIBRI_KIMI_BASE_URL", "http://first.example/v1")
-    first = load_settings()
+    monkeypatch.setenv("COLIBRI_TIMEOUT_S", "1")
+    first = (load_settings().timeout_s, connect(BUILTIN["kimi"], api_key="k").base_url)
     monkeypatch.setenv("COLIBRI_KIMI_BASE_URL", "http://second.example/v1")
-    second = load_settings()
+    monkeypatch.setenv("COLIBRI_TIMEOUT_S", "2")
+    second = (load_settings().timeout_s, connect(BUILTIN["kimi"], api_key="k").base_url)
 
-    assert (first.kimi_base_url, second.kimi_base_url) == ("http://first.example/v1", "http://second.example/v1")
+    assert (first, second) == ((1.0, "http://first.example/v1"), (2.0, "http://second.example/v1"))
 
 
 def test_choice_variables_are_case_insensitive(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +121,6 @@ def test_choice_variables_are_case_insensitive(monkeypatch: pytest.MonkeyPatch) 
     [
         ("COLIBRI_TIMEOUT_S", "0"),
         ("COLIBRI_TIMEOUT_S", "soon"),
-        ("COLIBRI_DEFAULT_PROVIDER", "openai"),
         ("COLIBRI_KIMI_TOOL_IDS", "keep"),
         ("COLIBRI_LOG_LEVEL", "loud"),
     ],
@@ -154,7 +152,8 @@ def test_a_stray_dotenv_file_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_pat
 
     settings = load_settings()
 
-    assert settings.kimi_api_key is None
+    with pytest.raises(ConfigError, match="no API key for kimi"):
+        connect(BUILTIN["kimi"])
     assert settings.default_provider == "kimi"
 
 
@@ -163,11 +162,10 @@ def test_colibri_env_file_names_a_dotenv_to_read(monkeypatch: pytest.MonkeyPatch
     env_file.write_text(f"COLIBRI_KIMI_API_KEY={KEY}\nCOLIBRI_KIMI_BASE_URL=\n")
     monkeypatch.setenv("COLIBRI_ENV_FILE", str(env_file))
 
-    settings = load_settings()
+    connection = connect(BUILTIN["kimi"])
 
-    assert settings.kimi_api_key is not None
-    assert settings.kimi_api_key.get_secret_value() == KEY
-    assert settings.kimi_base_url == DEFAULT_KIMI_BASE_URL
+    assert connection.api_key == KEY
+    assert connection.base_url == "https://api.moonshot.ai/v1"  # empty in the file counts as unset
 
 
 def test_the_environment_wins_over_the_env_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

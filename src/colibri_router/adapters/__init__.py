@@ -1,7 +1,11 @@
 """The fold-in: the public names of every adapter, and the one import path for users and the server.
 
 from colibri_router.adapters import create_kimi_completion, KimiCompletionOptions
+from colibri_router.adapters import create_completion, CompletionOptions   # any registry provider
 """
+
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from colibri_router.adapters.claude import (
     CLAUDE,
@@ -15,18 +19,43 @@ from colibri_router.adapters.kimi import (
     create_kimi_completion,
     create_kimi_completion_with_tools,
 )
-from colibri_router.adapters.pipeline import DEFAULT_MAX_TOKENS, Completion, Provider, run_completion
+from colibri_router.adapters.pipeline import (
+    DEFAULT_MAX_TOKENS,
+    Completion,
+    CompletionOptions,
+    complete_prompt,
+    run_completion,
+)
 from colibri_router.conversation import AnthropicTool, CompletionResult
 from colibri_router.errors import (
     AnthropicApiError,
     AnthropicConfigError,
     AnthropicTimeoutError,
+    ApiError,
+    ColibriError,
+    ConfigError,
+    DeadlineError,
+    InvalidRequestError,
     KimiApiError,
     KimiConfigError,
     KimiTimeoutError,
 )
+from colibri_router.providers import BUILTIN, ProviderSpec, load_registry
 
-PROVIDERS: dict[str, Provider] = {provider.name: provider for provider in (KIMI, CLAUDE)}
+Provider = ProviderSpec
+PROVIDERS: Mapping[str, ProviderSpec] = BUILTIN
+
+
+async def create_completion(
+    prompt: str,
+    *,
+    provider: str,
+    tools: Sequence[AnthropicTool] | Sequence[Mapping[str, Any]] = (),
+    options: CompletionOptions | None = None,
+) -> CompletionResult:
+    """Send one user prompt to any registry provider (built-in or from the config file)."""
+    return await complete_prompt(load_registry().get(provider), prompt, tools, options)
+
 
 __all__ = [
     "CLAUDE",
@@ -37,16 +66,24 @@ __all__ = [
     "AnthropicConfigError",
     "AnthropicTimeoutError",
     "AnthropicTool",
+    "ApiError",
     "ClaudeCompletionOptions",
+    "ColibriError",
     "Completion",
+    "CompletionOptions",
     "CompletionResult",
+    "ConfigError",
+    "DeadlineError",
+    "InvalidRequestError",
     "KimiApiError",
     "KimiCompletionOptions",
     "KimiConfigError",
     "KimiTimeoutError",
     "Provider",
+    "ProviderSpec",
     "create_claude_completion",
     "create_claude_completion_with_tools",
+    "create_completion",
     "create_kimi_completion",
     "create_kimi_completion_with_tools",
     "run_completion",

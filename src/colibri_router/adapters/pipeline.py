@@ -1,6 +1,6 @@
 """The one path every completion takes: encode → exchange (with retries, within the deadline) →
-decode → log. Providers plug in a :class:`WireCodec` (pure) and a :class:`Provider` entry (where
-its key and URL come from); nothing here names a provider.
+decode → log. A call plugs in a codec (pure: wire × provider × model profile) and a connection
+(where its key and URL come from); nothing here names a provider.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import httpx
@@ -23,70 +23,16 @@ from colibri_router.conversation import (
     tool_specs,
     user_prompt,
 )
-from colibri_router.errors import ColibriError, ErrorFamily, MalformedResponse
+from colibri_router.errors import ColibriError, InvalidRequestError, MalformedResponse
 from colibri_router.logs import get_logger
 from colibri_router.progress import CallProgress
+from colibri_router.providers import Connection, ProviderSpec, connect
 from colibri_router.retry import Deadline, RetryPolicy, Sleep, with_retries
-from colibri_router.settings import Settings, load_settings
-from colibri_router.toolcalls.assembly import StreamAssembler
+from colibri_router.settings import load_settings
 from colibri_router.transport import exchange
+from colibri_router.wires import WireCodec, codec_for
 
 DEFAULT_MAX_TOKENS = 1024
-
-
-@dataclass(frozen=True, slots=True)
-class Encoded:
-    body: dict[str, Any]
-    warnings: tuple[str, ...] = ()
-
-
-class WireCodec(Protocol):
-    """A provider's wire format and quirks, as pure functions."""
-
-    @property
-    def label(self) -> str: ...
-    @property
-    def errors(self) -> ErrorFamily: ...
-    @property
-    def max_temperature(self) -> float: ...
-
-    def endpoint(self, base_url: str, api_key: str) -> tuple[str, dict[str, str]]: ...
-    def encode(self, request: CompletionRequest) -> Encoded: ...
-    def new_assembler(self) -> StreamAssembler: ...
-    def decode(self, body: Mapping[str, Any], request: CompletionRequest) -> AssistantTurn: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Provider:
-    """A registry entry: the name hosts use, defaults, and where its settings come from."""
-
-    name: str
-    default_model: str
-    errors: ErrorFamily
-    key_variable: str
-    claims_model: Callable[[str], bool]
-    connection_settings: Callable[[Settings], tuple[str | None, str]]
-    make_codec: Callable[[Settings], WireCodec]
-
-    def connection(self, settings: Settings, api_key: str | None = None, base_url: str | None = None) -> Connection:
-        """Key: option, else environment (I3). URL: option, else environment, else default (I4)."""
-        env_key, env_url = self.connection_settings(settings)
-        key = api_key or env_key
-        if not key:
-            raise self.errors.config(
-                f"no API key for {self.name}: set {self.key_variable} in the environment the MCP host "
-                f"passes to colibri-router (or pass api_key)"
-            )
-        return Connection(api_key=key, base_url=(base_url or env_url).rstrip("/"))
-
-
-@dataclass(frozen=True, slots=True)
-class Connection:
-    api_key: str
-    base_url: str
-
-    def __repr__(self) -> str:  # never print the key, even in a traceback's locals
-        return f"Connection(base_url={self.base_url!r}, api_key=[redacted])"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,14 +65,13 @@ async def run_completion(
     log: Callable[[str], None] | None = None,
     retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, shared safely
 ) -> Completion:
-    request, clamp_warnings = _clamp_temperature(request, codec)
+    dialect = codec.dialect
+    request, clamp_warnings = _clamp_temperature(request, dialect.max_temperature, dialect.label)
     encoded = codec.encode(request)
-    url, headers = codec.endpoint(connection.base_url, connection.api_key)
+    url, headers = codec.endpoint(connection.base_url, connection.api_key, request.model)
 
     async def attempt_with(http: httpx.AsyncClient) -> dict[str, Any]:
-        return await exchange(
-            http, url, headers, encoded.body, assembler=codec.new_assembler(), errors=codec.errors, progress=progress
-        )
+        return await exchange(http, url, headers, encoded.body, codec=codec, progress=progress)
 
     async def attempts(http: httpx.AsyncClient) -> dict[str, Any]:
         return await with_retries(lambda: attempt_with(http), policy=retry, sleep=sleep, deadline=deadline)
@@ -137,27 +82,30 @@ async def run_completion(
         turn = codec.decode(body, request)
     except TimeoutError as exc:
         seconds = round(deadline.at - progress.started_at, 1)
-        raise codec.errors.timeout(
-            f"{codec.label} gave no complete answer within the call's deadline of {seconds} s "
+        raise dialect.errors.timeout(
+            f"{dialect.label} gave no complete answer within the call's deadline of {seconds} s "
             f"(COLIBRI_TIMEOUT_S, or timeout_s in the call)"
         ) from exc
     except MalformedResponse as exc:
-        raise codec.errors.api(f"malformed response body: {exc}", status=200) from exc
+        raise dialect.errors.api(f"malformed response body: {exc}", status=200) from exc
     except ColibriError as exc:
-        exc.scrub(connection.api_key)
+        if connection.api_key:
+            exc.scrub(connection.api_key)
         raise
     latency_ms = round((time.monotonic() - progress.started_at) * 1000)
     turn = replace(turn, warnings=(*clamp_warnings, *encoded.warnings, *turn.warnings))
-    _log_success(codec.label, turn, latency_ms, log)
+    _log_success(dialect.label, turn, latency_ms, log)
     return Completion(request=request, turn=turn, latency_ms=latency_ms, ttft_ms=progress.ttft_ms)
 
 
-def _clamp_temperature(request: CompletionRequest, codec: WireCodec) -> tuple[CompletionRequest, tuple[str, ...]]:
+def _clamp_temperature(
+    request: CompletionRequest, maximum: float, label: str
+) -> tuple[CompletionRequest, tuple[str, ...]]:
     temperature = request.temperature
-    if temperature is None or 0.0 <= temperature <= codec.max_temperature:
+    if temperature is None or 0.0 <= temperature <= maximum:
         return request, ()
-    clamped = min(max(temperature, 0.0), codec.max_temperature)
-    warning = f"temperature {temperature:g} clamped to {clamped:g} ({codec.label} accepts 0-{codec.max_temperature:g})"
+    clamped = min(max(temperature, 0.0), maximum)
+    warning = f"temperature {temperature:g} clamped to {clamped:g} ({label} accepts 0-{maximum:g})"
     return replace(request, temperature=clamped), (warning,)
 
 
@@ -188,24 +136,29 @@ class CompletionOptions:
 
 
 async def complete_prompt(
-    provider: Provider,
+    provider: ProviderSpec,
     prompt: str,
     tools: Sequence[AnthropicTool] | Sequence[Mapping[str, Any]],
     options: CompletionOptions | None,
+    *,
+    default_model: str | None = None,
 ) -> CompletionResult:
     """The contract functions' shared body: settings are read now (I2), never at import."""
     options = options or CompletionOptions()
     settings = load_settings()
-    connection = provider.connection(settings, options.api_key, options.base_url)
+    connection = connect(provider, options.api_key, options.base_url)
+    model = options.model or default_model or provider.default_model
+    if model is None:
+        raise InvalidRequestError(f"provider {provider.name!r} has no default model: pass options.model")
     request = CompletionRequest(
-        model=options.model or provider.default_model,
+        model=model,
         messages=user_prompt(prompt),
         max_tokens=options.max_tokens if options.max_tokens is not None else DEFAULT_MAX_TOKENS,
         system=options.system_prompt,
         tools=tool_specs(tools),
     )
     completion = await run_completion(
-        provider.make_codec(settings),
+        codec_for(provider, model, settings.kimi_tool_ids),
         request,
         connection,
         deadline=Deadline.after(options.timeout_s or settings.timeout_s),

@@ -1,4 +1,6 @@
-"""ToolIdStrategy: neutral tool-call IDs for the host, K2 IDs for Kimi, Claude-safe IDs for Claude.
+"""ToolIdStrategy: neutral tool-call IDs for the host, and each wire's own IDs derived from them:
+K2 IDs for Kimi models, Claude-safe IDs for the Anthropic wire, IDs of at most 40 characters for every
+other OpenAI-wire host, and exactly 9 alphanumerics for Mistral models (PROVIDER-FACTS.md §8.1).
 
 Why IDs are rewritten at all (see KIMI-FACTS.md, "Tool-call IDs"):
 
@@ -40,6 +42,10 @@ NEUTRAL_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 KimiIdMode: TypeAlias = Literal["renumber", "repair"]
 
 _MAX_ID_LENGTH = 64
+_OPENAI_MAX_ID_LENGTH = 40
+_MISTRAL_ID_LENGTH = 9
+_MISTRAL_ID = re.compile(r"[a-zA-Z0-9]{9}")
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _HASH_LENGTH = 8
 _CLAUDE_SAFE_STEM_LENGTH = _MAX_ID_LENGTH - 1 - _HASH_LENGTH
 _NOT_NEUTRAL_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
@@ -51,13 +57,6 @@ _NOT_NEUTRAL_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
 # is ASCII digits of bounded length: ``\d`` would accept other scripts' digits, which :func:`k2_id`
 # cannot write back, and a huge digit run would make ``int()`` raise.
 _K2_ID = re.compile(r"(?:functions\.)?(.+):([0-9]{1,9})", re.DOTALL)
-
-
-def is_kimi_model(model: str) -> bool:
-    """Whether ``model`` is a Kimi K2 model, whose requests need K2 IDs (``kimi-k2-0711-preview``,
-    ``K2-Thinking``, ``moonshotai/Kimi-K2-Instruct``, ``kimi-latest``)."""
-    lowered = model.lower()
-    return "kimi" in lowered or "k2" in lowered
 
 
 def parse_k2_id(raw: str) -> tuple[str, int] | None:
@@ -96,6 +95,31 @@ def ids_for_claude(messages: Sequence[Message]) -> tuple[Message, ...]:
     """The conversation with Claude-valid, unique IDs on every tool call and result; valid IDs are kept."""
     preferred = [_claude_preferred_id(call.id) for call in _tool_calls(messages)]
     return _rebind(messages, _unique_ids(preferred, taken=()))
+
+
+def ids_for_openai(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """IDs of at most 40 characters from ``[A-Za-z0-9_-]`` (OpenAI's limit on replayed call IDs; the
+    strictest of the OpenAI-compatible hosts). Valid IDs are kept; longer or foreign ones are shortened
+    with a hash, so distinct IDs stay distinct."""
+    preferred = [_short_safe_id(call.id, _OPENAI_MAX_ID_LENGTH) for call in _tool_calls(messages)]
+    return _rebind(messages, _unique_ids(preferred, taken=(), max_length=_OPENAI_MAX_ID_LENGTH))
+
+
+def ids_for_mistral(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """Exactly nine characters from ``[a-zA-Z0-9]`` (Mistral rejects anything else with code 3280). An
+    ID already of that shape is kept on its first use; every other call gets nine characters of a hash
+    of its ID and its position, so the mapping is deterministic and never gives two calls one ID."""
+    used: set[str] = set()
+    new_ids = []
+    for position, call in enumerate(_tool_calls(messages)):
+        chosen = call.id if _MISTRAL_ID.fullmatch(call.id) and call.id not in used else None
+        salt = 0
+        while chosen is None or chosen in used:
+            chosen = _base62_digest(f"{call.id}#{position}#{salt}", _MISTRAL_ID_LENGTH)
+            salt += 1
+        used.add(chosen)
+        new_ids.append(chosen)
+    return _rebind(messages, new_ids)
 
 
 def neutral_ids_for_new_calls(calls: Sequence[ToolCall], history: Sequence[Message]) -> tuple[ToolCall, ...]:
@@ -172,7 +196,7 @@ def _rebind_part(part: Part, new_ids: Iterator[str], latest: dict[str, str]) -> 
     return part
 
 
-def _unique_ids(preferred: Sequence[str], taken: Iterable[str]) -> list[str]:
+def _unique_ids(preferred: Sequence[str], taken: Iterable[str], max_length: int = _MAX_ID_LENGTH) -> list[str]:
     """Make ``preferred`` unique and disjoint from ``taken``.
 
     The first holder of a free preferred ID keeps it; later holders get the smallest free ``_2``,
@@ -183,26 +207,42 @@ def _unique_ids(preferred: Sequence[str], taken: Iterable[str]) -> list[str]:
     blocked = used | set(preferred)
     unique: list[str] = []
     for wanted in preferred:
-        chosen = _first_free_suffixed(wanted, blocked) if wanted in used else wanted
+        chosen = _first_free_suffixed(wanted, blocked, max_length) if wanted in used else wanted
         used.add(chosen)
         blocked.add(chosen)
         unique.append(chosen)
     return unique
 
 
-def _first_free_suffixed(base: str, blocked: set[str]) -> str:
+def _first_free_suffixed(base: str, blocked: set[str], max_length: int) -> str:
     counter = 2
-    while (candidate := _with_suffix(base, f"_{counter}")) in blocked:
+    while (candidate := _with_suffix(base, f"_{counter}", max_length)) in blocked:
         counter += 1
     return candidate
 
 
-def _with_suffix(base: str, suffix: str) -> str:
-    return base[: _MAX_ID_LENGTH - len(suffix)] + suffix
+def _with_suffix(base: str, suffix: str, max_length: int) -> str:
+    return base[: max_length - len(suffix)] + suffix
 
 
 def _claude_preferred_id(call_id: str) -> str:
     return call_id if _is_neutral(call_id) else claude_safe_id(call_id)
+
+
+def _short_safe_id(call_id: str, max_length: int) -> str:
+    if _is_neutral(call_id) and len(call_id) <= max_length:
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
+    return f"{_sanitized(call_id)[: max_length - 1 - _HASH_LENGTH]}_{digest}"
+
+
+def _base62_digest(text: str, length: int) -> str:
+    number = int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), "big")
+    chars = []
+    for _ in range(length):
+        number, remainder = divmod(number, 62)
+        chars.append(_BASE62[remainder])
+    return "".join(chars)
 
 
 def _readable_neutral_id(raw: str) -> str:

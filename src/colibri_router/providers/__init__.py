@@ -1,0 +1,21 @@
+"""Providers as data: the registry of entries (wire × host), their host quirks, and model profiles."""
+
+from colibri_router.providers.profiles import ModelProfile, is_kimi_model, profile_for
+from colibri_router.providers.registry import BUILTIN, Choice, Connection, Registry, connect, configured, load_registry
+from colibri_router.providers.spec import HostQuirks, ProviderSpec, WireName
+
+__all__ = [
+    "BUILTIN",
+    "Choice",
+    "Connection",
+    "HostQuirks",
+    "ModelProfile",
+    "ProviderSpec",
+    "Registry",
+    "WireName",
+    "configured",
+    "connect",
+    "is_kimi_model",
+    "load_registry",
+    "profile_for",
+]

@@ -1,0 +1,160 @@
+"""The built-in providers: one entry each, data only (facts and sources: PROVIDER-FACTS.md).
+
+Order matters twice: it is the order of the tool schema's names, and the order in which the
+built-in name patterns (``claims``) are tried when a call names a model but no provider.
+"""
+
+from __future__ import annotations
+
+from colibri_router.providers.profiles import KIMI_SEGMENT
+from colibri_router.providers.spec import HostQuirks, ProviderSpec
+
+KIMI_NAMES = rf"(?:.*/)?~?{KIMI_SEGMENT}.*"  # a Kimi model wherever it is served, by its last segment
+OPENAI_NAMES = (r"gpt-.*", r"chatgpt-.*", r"o1.*", r"o3.*", r"o4.*")
+MISTRAL_NAMES = (r"mistral-.*", r"magistral-.*", r"codestral-.*", r"devstral-.*", r"ministral-.*")
+
+# Moonshot, SiliconFlow and DeepSeek replay reasoning in `reasoning_content` (the default); OpenRouter,
+# Together, Groq and vLLM in `reasoning` (PROVIDER-FACTS.md §7).
+_REASONING_FIELD = HostQuirks(reasoning_field="reasoning")
+
+BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
+    ProviderSpec(
+        name="kimi",
+        wire="openai",
+        base_url="https://api.moonshot.ai/v1",
+        base_url_env="COLIBRI_KIMI_BASE_URL",
+        key_envs=("COLIBRI_KIMI_API_KEY",),
+        default_model="kimi-k2.6",
+        claims=(KIMI_NAMES,),
+        quirks=HostQuirks(max_tokens_field="max_tokens", max_temperature=1.0, reasoning_control="none"),
+        price_provider="moonshotai",
+        code_prefix="KIMI",
+    ),
+    ProviderSpec(
+        name="claude",
+        wire="anthropic",
+        base_url="https://api.anthropic.com",
+        base_url_env="ANTHROPIC_BASE_URL",
+        key_envs=("ANTHROPIC_API_KEY",),
+        default_model="claude-sonnet-4-5",
+        claims=(r"claude-.*",),
+        quirks=HostQuirks(max_temperature=1.0),
+        price_provider="anthropic",
+        code_prefix="ANTHROPIC",
+    ),
+    ProviderSpec(
+        name="kimi-anthropic",
+        wire="anthropic",
+        base_url="https://api.moonshot.ai/anthropic",
+        base_url_env="COLIBRI_KIMI_ANTHROPIC_BASE_URL",
+        key_envs=("COLIBRI_KIMI_API_KEY",),
+        default_model="kimi-k2.6",
+        quirks=HostQuirks(max_temperature=1.0),
+        price_provider="moonshotai",
+    ),
+    ProviderSpec(
+        name="openai",
+        wire="openai",
+        base_url="https://api.openai.com/v1",
+        base_url_env="OPENAI_BASE_URL",
+        key_envs=("OPENAI_API_KEY",),
+        default_model="gpt-5.4-mini",
+        claims=OPENAI_NAMES,
+        quirks=HostQuirks(max_tokens_field="max_completion_tokens", include_usage=True),
+        price_provider="openai",
+    ),
+    ProviderSpec(
+        name="mistral",
+        wire="openai",
+        base_url="https://api.mistral.ai/v1",
+        base_url_env="MISTRAL_BASE_URL",
+        key_envs=("MISTRAL_API_KEY",),
+        default_model="mistral-large-latest",
+        claims=MISTRAL_NAMES,
+        quirks=HostQuirks(
+            max_tokens_field="max_tokens",
+            max_temperature=1.5,
+            documented_fields_only=True,
+            required_tool_choice="any",
+            none_drops_tools=True,
+            no_user_after_tool=True,
+        ),
+        price_provider="mistral",
+    ),
+    ProviderSpec(
+        name="openrouter",
+        wire="openai",
+        base_url="https://openrouter.ai/api/v1",
+        base_url_env="OPENROUTER_BASE_URL",
+        key_envs=("OPENROUTER_API_KEY",),
+        default_model="moonshotai/kimi-k2.6",
+        quirks=HostQuirks(max_tokens_field="max_tokens", reasoning_field="reasoning", reasoning_control="openrouter"),
+        price_provider="openrouter",
+    ),
+    ProviderSpec(
+        name="groq",
+        wire="openai",
+        base_url="https://api.groq.com/openai/v1",
+        base_url_env="GROQ_BASE_URL",
+        key_envs=("GROQ_API_KEY",),
+        default_model="llama-3.3-70b-versatile",
+        quirks=_REASONING_FIELD,
+        price_provider="groq",
+    ),
+    ProviderSpec(
+        name="together",
+        wire="openai",
+        base_url="https://api.together.xyz/v1",
+        base_url_env="TOGETHER_BASE_URL",
+        key_envs=("TOGETHER_API_KEY",),
+        default_model="moonshotai/Kimi-K2-Instruct-0905",
+        quirks=_REASONING_FIELD,
+        price_provider="together",
+    ),
+    ProviderSpec(
+        name="fireworks",
+        wire="openai",
+        base_url="https://api.fireworks.ai/inference/v1",
+        base_url_env="FIREWORKS_BASE_URL",
+        key_envs=("FIREWORKS_API_KEY",),
+        default_model="accounts/fireworks/models/kimi-k2-instruct-0905",
+        price_provider="fireworks",
+    ),
+    ProviderSpec(
+        name="siliconflow",
+        wire="openai",
+        base_url="https://api.siliconflow.com/v1",
+        base_url_env="SILICONFLOW_BASE_URL",
+        key_envs=("SILICONFLOW_API_KEY",),
+        default_model="moonshotai/Kimi-K2-Instruct-0905",
+        price_provider=None,
+    ),
+    ProviderSpec(
+        name="deepseek",
+        wire="openai",
+        base_url="https://api.deepseek.com/v1",
+        base_url_env="DEEPSEEK_BASE_URL",
+        key_envs=("DEEPSEEK_API_KEY",),
+        default_model="deepseek-chat",
+        claims=(r"deepseek-.*",),
+        price_provider="deepseek",
+    ),
+    ProviderSpec(
+        name="vllm",
+        wire="openai",
+        base_url="http://localhost:8000/v1",
+        base_url_env="VLLM_BASE_URL",
+        key_envs=("VLLM_API_KEY",),
+        key_required=False,
+        quirks=_REASONING_FIELD,
+        local=True,
+    ),
+    ProviderSpec(
+        name="lmstudio",
+        wire="openai",
+        base_url="http://127.0.0.1:1234/v1",
+        base_url_env="LMSTUDIO_BASE_URL",
+        key_required=False,
+        local=True,
+    ),
+)

@@ -1,0 +1,143 @@
+"""The user's config file: custom providers as registry entries (TOML, read at call time).
+
+Where: ``COLIBRI_CONFIG`` (a path; a missing file is an error), else
+``$XDG_CONFIG_HOME/colibri-router/config.toml`` (``~/.config/...`` when unset) if it exists. The parsed
+file is cached on its stat, like the env file. A malformed file or entry is a ``CONFIG_ERROR``
+naming the file, the entry and the problem: every call fails with it until the file is fixed.
+
+    [providers.gpu-box]
+    wire = "openai"                      # openai | anthropic | gemini | cohere | ollama
+    base_url = "http://gpu-box:8000/v1"
+    api_key_env = "GPU_BOX_KEY"          # optional; the key itself never lives in the file
+    default_model = "moonshotai/Kimi-K2-Instruct"
+    models = ["moonshotai/Kimi-K2-Instruct"]   # names this provider claims
+    headers = { "X-Title" = "colibri" }
+    tools = true                         # false: its models take no tool definitions
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import stat
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from colibri_router.errors import ConfigError
+from colibri_router.providers.spec import WIRE_NAMES, HostQuirks, ProviderSpec, WireName
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PROVIDER_KEYS = frozenset({"wire", "base_url", "api_key_env", "default_model", "models", "headers", "tools"})
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    path: str | None
+    providers: tuple[ProviderSpec, ...] = ()
+
+
+NO_CONFIG = ConfigFile(path=None)
+
+
+def load_config(builtin_names: frozenset[str]) -> ConfigFile:
+    path = _config_path()
+    if path is None:
+        return NO_CONFIG
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        if os.environ.get("COLIBRI_CONFIG"):
+            raise ConfigError(f"COLIBRI_CONFIG points at {str(path)!r}, which does not exist") from None
+        return NO_CONFIG
+    except OSError as exc:
+        raise ConfigError(f"config file {str(path)!r} cannot be read: {exc.strerror}") from exc
+    if not stat.S_ISREG(status.st_mode):
+        raise ConfigError(f"config file {str(path)!r} is not a regular file")
+    return _parse(str(path), status.st_mtime_ns, status.st_size, builtin_names)
+
+
+def _config_path() -> Path | None:
+    configured = os.environ.get("COLIBRI_CONFIG")
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "colibri-router" / "config.toml"
+
+
+@functools.lru_cache(maxsize=4)
+def _parse(path: str, _mtime_ns: int, _size: int, builtin_names: frozenset[str]) -> ConfigFile:
+    try:
+        with open(path, "rb") as file:
+            document = tomllib.load(file)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path!r} cannot be read: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path!r} is not valid TOML: {exc}") from exc
+    unknown = sorted(set(document) - {"providers"})
+    if unknown:
+        raise ConfigError(f"config file {path!r}: unknown table(s) {', '.join(unknown)} (known: providers)")
+    tables = document.get("providers", {})
+    if not isinstance(tables, dict):
+        raise ConfigError(f"config file {path!r}: `providers` must be a table of [providers.<name>] tables")
+    providers = tuple(_provider(path, name, entry, builtin_names) for name, entry in tables.items())
+    return ConfigFile(path=path, providers=providers)
+
+
+def _provider(path: str, name: str, entry: object, builtin_names: frozenset[str]) -> ProviderSpec:
+    def problem(text: str) -> ConfigError:
+        return ConfigError(f"config file {path!r}, [providers.{name}]: {text}")
+
+    if not isinstance(entry, dict):
+        raise problem("must be a table")
+    if name in builtin_names:
+        raise problem(f"{name!r} is a built-in provider; a custom provider needs a name of its own")
+    if not _NAME.fullmatch(name):
+        raise problem("the name must be lower-case letters, digits, '.', '_' or '-'")
+    if unknown := sorted(set(entry) - _PROVIDER_KEYS):
+        raise problem(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_PROVIDER_KEYS))})")
+    wire = entry.get("wire")
+    if wire not in WIRE_NAMES:
+        raise problem(f"wire must be one of {', '.join(WIRE_NAMES)}")
+    base_url = _string(entry, "base_url", problem, required=True)
+    if not base_url or not re.match(r"https?://", base_url):
+        raise problem("base_url must be an http:// or https:// URL")
+    key_env = _string(entry, "api_key_env", problem)
+    if key_env is not None and not _ENV_NAME.fullmatch(key_env):
+        raise problem("api_key_env must be the NAME of an environment variable (the key never lives in the file)")
+    models = entry.get("models", [])
+    if not isinstance(models, list) or not all(isinstance(m, str) and m for m in models):
+        raise problem("models must be a list of model names")
+    headers = entry.get("headers", {})
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise problem("headers must be a table of strings")
+    tools = entry.get("tools", True)
+    if not isinstance(tools, bool):
+        raise problem("tools must be true or false")
+    return ProviderSpec(
+        name=name,
+        wire=cast(WireName, wire),
+        base_url=base_url.rstrip("/"),
+        base_url_env="",
+        key_envs=(key_env,) if key_env else (),
+        key_required=key_env is not None,
+        default_model=_string(entry, "default_model", problem),
+        models=tuple(models),
+        headers=cast(Mapping[str, str], headers),
+        quirks=HostQuirks(),
+        tools=tools,
+        builtin=False,
+    )
+
+
+def _string(entry: Mapping[str, Any], key: str, problem: Any, *, required: bool = False) -> str | None:
+    value = entry.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value:
+        raise problem(f"{key} must be a non-empty string")
+    return value

@@ -1,0 +1,124 @@
+"""The registry: built-in providers plus the config file's, and the rules that pick one for a call.
+
+Loaded per call (the config file is cached on its stat). Choosing, without an explicit ``provider``:
+1. ``<provider>:<model>`` with a registry name before the first colon;
+2. a configured provider whose ``models`` holds the name exactly;
+3. the built-in name patterns (``claude-*`` → claude, ``gpt-*`` → openai, a Kimi name → kimi...);
+4. ``COLIBRI_DEFAULT_PROVIDER``, else kimi.
+A call naming neither provider nor model uses ``COLIBRI_DEFAULT_MODEL`` when set, placed by the same rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from colibri_router.errors import ConfigError, InvalidRequestError, error_family
+from colibri_router.providers.builtin import BUILTIN_PROVIDERS
+from colibri_router.providers.config import load_config
+from colibri_router.providers.spec import ProviderSpec
+from colibri_router.settings import Settings, variable
+
+BUILTIN: Mapping[str, ProviderSpec] = MappingProxyType({spec.name: spec for spec in BUILTIN_PROVIDERS})
+_BUILTIN_NAMES = frozenset(BUILTIN)
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    provider: ProviderSpec
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    api_key: str | None
+    base_url: str
+
+    def __repr__(self) -> str:  # never print the key, even in a traceback's locals
+        return f"Connection(base_url={self.base_url!r}, api_key=[redacted])"
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    providers: Mapping[str, ProviderSpec]
+
+    def get(self, name: str) -> ProviderSpec:
+        spec = self.providers.get(name)
+        if spec is None:
+            raise InvalidRequestError(f"unknown provider {name!r}; known: {', '.join(self.providers)}")
+        return spec
+
+    def choose(self, provider: str | None, model: str | None, settings: Settings) -> Choice:
+        if provider is not None:
+            spec = self.get(provider)
+            if model is not None and model.startswith(f"{provider}:"):
+                model = model[len(provider) + 1 :]
+            return Choice(spec, self._model_or_default(spec, model))
+        model = model or settings.default_model
+        if model is None:
+            spec = self._default_provider(settings)
+            return Choice(spec, self._model_or_default(spec, None))
+        name, colon, rest = model.partition(":")
+        if colon and name in self.providers:
+            if not rest:
+                raise InvalidRequestError(f"model {model!r} names provider {name!r} but no model after the colon")
+            return Choice(self.providers[name], rest)
+        for spec in self.providers.values():
+            if not spec.builtin and model in spec.models:
+                return Choice(spec, model)
+        for spec in self.providers.values():
+            if spec.builtin and spec.claims_model(model):
+                return Choice(spec, model)
+        return Choice(self._default_provider(settings), model)
+
+    def _default_provider(self, settings: Settings) -> ProviderSpec:
+        spec = self.providers.get(settings.default_provider)
+        if spec is None:
+            raise ConfigError(
+                f"COLIBRI_DEFAULT_PROVIDER is {settings.default_provider!r}, which is no provider; "
+                f"known: {', '.join(self.providers)}"
+            )
+        return spec
+
+    @staticmethod
+    def _model_or_default(spec: ProviderSpec, model: str | None) -> str:
+        chosen = model or spec.default_model
+        if chosen is None:
+            raise InvalidRequestError(f"provider {spec.name!r} has no default model: pass `model`")
+        return chosen
+
+
+def load_registry() -> Registry:
+    """Built-ins and the config file's providers, as the environment and the file say now."""
+    config = load_config(_BUILTIN_NAMES)
+    if not config.providers:
+        return _BUILTIN_REGISTRY
+    return Registry(MappingProxyType({**BUILTIN, **{spec.name: spec for spec in config.providers}}))
+
+
+_BUILTIN_REGISTRY = Registry(BUILTIN)
+
+
+def connect(spec: ProviderSpec, api_key: str | None = None, base_url: str | None = None) -> Connection:
+    """Key: option, else the entry's variables (contract I3). URL: option, else its variable, else the
+    entry's default (I4). A required key that is missing is ``<PREFIX>_CONFIG_ERROR``."""
+    key = api_key or next((value for name in spec.key_envs if (value := variable(name))), None)
+    if key is None and spec.key_required:
+        names = " or ".join(spec.key_envs)
+        raise error_family(spec.error_prefix).config(
+            f"no API key for {spec.name}: set {names} in the environment the MCP host passes to colibri-router"
+            + (" (or pass api_key)" if spec.builtin else "")
+        )
+    url = base_url or (variable(spec.base_url_env) if spec.base_url_env else None) or spec.base_url
+    return Connection(api_key=key, base_url=url.rstrip("/"))
+
+
+def configured(spec: ProviderSpec) -> bool:
+    """Whether the provider can be called as the environment stands: its key is set (local servers,
+    which need none: whether their base-URL variable is set)."""
+    if spec.key_envs and spec.key_required:
+        return any(variable(name) for name in spec.key_envs)
+    if spec.local:
+        return bool(spec.base_url_env and variable(spec.base_url_env))
+    return True

@@ -1,0 +1,95 @@
+"""OpenAI chat-completions requests: our conversation → ``messages`` and ``tools`` JSON. Pure, no I/O.
+
+Tool-call IDs are written as they are in the messages: the codec derives the wire's IDs first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from colibri_router.conversation import Message, Part, Text, Thinking, ToolCall, ToolResult, ToolSpec
+
+EMPTY_TOOL_RESULT = "(the tool returned no output)"
+ERROR_RESULT_PREFIX = "[tool error] "
+# What stands between a tool message and a user message on hosts that forbid the pair (Mistral 3230).
+TOOL_RESULTS_BRIDGE = "(tool results received)"
+
+
+def encode_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Contract I19: the JSON schema is passed through untouched as ``parameters``."""
+    encoded = []
+    for tool in tools:
+        function: dict[str, Any] = {"name": tool.name}
+        if tool.description is not None:
+            function["description"] = tool.description
+        function["parameters"] = dict(tool.input_schema)
+        encoded.append({"type": "function", "function": function})
+    return encoded
+
+
+def encode_messages(
+    messages: Sequence[Message],
+    system: str | None,
+    *,
+    reasoning_field: str | None = "reasoning_content",
+    bridge_user_after_tool: bool = False,
+) -> list[dict[str, Any]]:
+    """System prompt as a leading ``system`` message (I18); tool results as ``tool`` messages.
+
+    ``reasoning_field`` names the field assistant reasoning is replayed in (None: never replayed).
+    ``bridge_user_after_tool`` puts a short assistant message between a tool message and a user one.
+    """
+    encoded: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if message.role == "assistant":
+            assistant = _assistant_message(message.parts, reasoning_field)
+            if assistant is not None:
+                encoded.append(assistant)
+            continue
+        for user_message in _user_messages(message.parts):
+            if bridge_user_after_tool and user_message["role"] == "user" and encoded and encoded[-1]["role"] == "tool":
+                encoded.append({"role": "assistant", "content": TOOL_RESULTS_BRIDGE})
+            encoded.append(user_message)
+    return encoded
+
+
+def _assistant_message(parts: Sequence[Part], reasoning_field: str | None) -> dict[str, Any] | None:
+    text = "".join(p.text for p in parts if isinstance(p, Text))
+    reasoning = "".join(p.text for p in parts if isinstance(p, Thinking))
+    calls = [p for p in parts if isinstance(p, ToolCall)]
+    if not text and not calls:
+        return None  # nothing the upstream could read; Moonshot refuses empty assistant text
+    # An assistant tool-call message never carries content "" (Moonshot: "text content is empty").
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if reasoning and reasoning_field is not None:
+        message[reasoning_field] = reasoning
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
+            }
+            for call in calls
+        ]
+    return message
+
+
+def _user_messages(parts: Sequence[Part]) -> list[dict[str, Any]]:
+    """A user turn may mix tool results and text. Every tool message comes first, then the text as one
+    user message: OpenAI (and DeepSeek, DashScope) refuse a user message inside the run of tool
+    messages that answers an assistant turn."""
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, ToolResult):
+            content = part.content if part.content.strip() else EMPTY_TOOL_RESULT
+            if part.is_error:
+                # OpenAI-style tool messages have no error flag; say it in the text the model reads.
+                content = ERROR_RESULT_PREFIX + content
+            out.append({"role": "tool", "tool_call_id": part.call_id, "content": content})
+    texts = [p.text for p in parts if isinstance(p, Text)]
+    if texts:
+        out.append({"role": "user", "content": "".join(texts)})
+    return out

@@ -1,0 +1,70 @@
+"""Rules several wires share, each a pure function: the user nudge that stands in for a forced tool
+choice, reasoning placeholders for thinking models, K2 marker parsing, and stop-reason hygiene."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from colibri_router.conversation import Message, Part, Text, Thinking, ToolCall, ToolChoice
+from colibri_router.toolcalls.arguments import parse_arguments
+from colibri_router.toolcalls.k2_markers import contains_k2_markers, parse_k2_markers
+
+REASONING_PLACEHOLDER = "(reasoning for this step was not recorded)"
+
+
+def tool_choice_nudge(choice: ToolChoice | None) -> str | None:
+    """The user message that asks for what a forced ``tool_choice`` would have forced; None for
+    choices every wire can express (auto, none)."""
+    if choice is None or choice.mode in ("auto", "none"):
+        return None
+    if choice.mode == "tool":
+        return f"Answer by calling the tool `{choice.name}`."
+    return "Answer by calling one of the available tools."
+
+
+def describe_choice(choice: ToolChoice | None) -> str:
+    if choice is not None and choice.mode == "tool":
+        return f"{{type: tool, name: {choice.name}}}"
+    return repr(choice.mode if choice else "auto")
+
+
+def with_reasoning_placeholders(messages: Sequence[Message]) -> tuple[tuple[Message, ...], int]:
+    """Give every assistant tool-call turn a reasoning part: thinking models refuse tool-call turns
+    without their reasoning (Moonshot: "reasoning_content is missing in assistant tool call message").
+    Returns the messages and how many turns were filled."""
+    filled = 0
+    out = []
+    for message in messages:
+        needs_reasoning = message.role == "assistant" and bool(message.tool_calls())
+        if needs_reasoning and not any(isinstance(p, Thinking) for p in message.parts):
+            out.append(replace(message, parts=(Thinking(REASONING_PLACEHOLDER), *message.parts)))
+            filled += 1
+        else:
+            out.append(message)
+    return tuple(out), filled
+
+
+def parse_marker_calls(parts: Sequence[Part]) -> tuple[list[Part], bool]:
+    """Tool calls that arrived as K2 marker text (in the answer or in its reasoning) become real calls;
+    the markers leave the text. Returns the parts and whether any markers were found."""
+    out: list[Part] = []
+    found = False
+    for part in parts:
+        if isinstance(part, Text | Thinking) and contains_k2_markers(part.text):
+            found = True
+            text, marker_calls = parse_k2_markers(part.text)
+            if text:
+                out.append(replace(part, text=text))
+            out.extend(ToolCall(c.id, c.name, parse_arguments(c.arguments)) for c in marker_calls)
+        else:
+            out.append(part)
+    return out, found
+
+
+def undeclared_call_warnings(calls: Sequence[ToolCall], declared: set[str]) -> tuple[str, ...]:
+    return tuple(
+        f"the model called tool {call.name!r}, which the request did not declare"
+        for call in calls
+        if call.name not in declared
+    )
