@@ -1,5 +1,5 @@
 """The one path every completion takes: encode → exchange (with retries, within the deadline) →
-decode → log. A call plugs in a codec (pure: wire × provider × model profile) and a connection
+decode → log. A call plugs in a codec (pure: wire + provider + model profile) and a connection
 (where its key and URL come from); nothing here names a provider.
 """
 

@@ -1,7 +1,7 @@
-"""Providers as data: the registry of entries (wire × host), their host quirks, and model profiles."""
+"""Providers as data: the registry of entries (wire and host), their host quirks, and model profiles."""
 
 from colibri_router.providers.profiles import ModelProfile, is_kimi_model, profile_for
-from colibri_router.providers.registry import BUILTIN, Choice, Connection, Registry, connect, configured, load_registry
+from colibri_router.providers.registry import BUILTIN, Choice, Connection, Registry, configured, connect, load_registry
 from colibri_router.providers.spec import HostQuirks, ProviderSpec, WireName
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 A codec is pure: our conversation types in, the wire's request JSON out; the wire's response body
 (or the body its stream assembler rebuilt) in, an :class:`AssistantTurn` out; an error response in,
-an :class:`UpstreamError` out. One codec = one wire module × a :class:`Dialect` (the provider entry
+an :class:`UpstreamError` out. One codec = one wire module shaped by a :class:`Dialect` (the provider entry
 and the model's profile); the transport does all I/O.
 """
 

@@ -114,8 +114,8 @@ class OpenAIStreamAssembler(BaseAssembler):
         """Mistral reasoning models: ``[{"type": "thinking", "thinking": [{"type": "text", ...}]}]`` while
         thinking, then text chunks (a transition event may hold both)."""
         label = None
-        for chunk in chunks:
-            chunk = as_object(chunk)
+        for raw in chunks:
+            chunk = as_object(raw)
             if chunk.get("type") == "thinking":
                 thinking = chunk.get("thinking")
                 for inner in thinking if isinstance(thinking, list) else ():

@@ -61,8 +61,8 @@ def _content_parts(content: object) -> list[Part]:
         raise MalformedResponse("choices[0].message.content is neither a string nor a list of chunks")
     # Mistral reasoning models: [{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}, {"type": "text"...}]
     parts: list[Part] = []
-    for chunk in content:
-        chunk = _object(chunk)
+    for raw in content:
+        chunk = _object(raw)
         if chunk.get("type") == "thinking":
             thinking = "".join(_chunk_text(inner) for inner in _list(chunk.get("thinking")))
             if thinking:
