@@ -414,7 +414,6 @@ def test_kimi_validator_accepts(body: dict[str, Any]) -> None:
         (kimi_body(messages=kimi_loop("functions.write:0")), "is not 'functions.read:<index>'"),
         (kimi_body(messages=kimi_two_turns("functions.read:0")), "index in 'functions.read:0' is already used"),
         (kimi_body(messages=kimi_loop(content="")), "text content is empty"),
-        (kimi_body(messages=[*kimi_loop()[:2], {"role": "tool", "tool_call_id": "x", "content": "r"}]), "'x'"),
         (kimi_body(messages=[*kimi_loop()[:2], {"role": "tool", "tool_call_id": "functions.read:0"}]), "empty"),
         (kimi_body(messages=[{"role": "bot", "content": "hi"}]), "messages[0]: role must be one of"),
         (
@@ -422,7 +421,13 @@ def test_kimi_validator_accepts(body: dict[str, Any]) -> None:
             "reasoning_content is missing in assistant tool call message at index 1",
         ),
         (
-            kimi_body(messages=[{"role": "assistant", "tool_calls": [{"id": "functions.f:0", "function": {}}]}]),
+            kimi_body(
+                messages=[
+                    {"role": "user", "content": "go"},
+                    {"role": "assistant", "tool_calls": [{"id": "functions.f:0", "function": {}}]},
+                    {"role": "tool", "tool_call_id": "functions.f:0", "content": "r"},
+                ]
+            ),
             "needs function.name and function.arguments",
         ),
     ],
@@ -446,8 +451,36 @@ def test_kimi_validator_without_strict_ids_still_pairs_results() -> None:
     assert validate_kimi_request(body, strict_ids=False) == []
     body["messages"][2]["tool_call_id"] = "search:9"
     assert validate_kimi_request(body, strict_ids=False) == [
-        "messages[2]: tool_call_id 'search:9' matches no earlier call"
+        "messages[2]: tool_call_id 'search:9' answers none of the tool_calls of messages[1]",
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+        "'tool_call_id'. The following tool_call_ids did not have response messages: search:0",
     ]
+
+
+def test_kimi_validator_refuses_a_result_for_an_unknown_call() -> None:
+    body = kimi_body(messages=[*kimi_loop()[:2], {"role": "tool", "tool_call_id": "x", "content": "r"}])
+    problems = validate_kimi_request(body, KIMI_HEADERS)
+    assert problems[0] == "messages[2]: tool_call_id 'x' answers none of the tool_calls of messages[1]"
+    assert "did not have response messages: functions.read:0" in problems[1]
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["kimi-k2.5", "kimi-k2.6", "kimi-k2.7-code", "kimi-k3", "kimi-thinking-preview", "moonshotai/Kimi-K2-Thinking"],
+)
+def test_kimi_reasoning_models_need_their_reasoning_back(model: str) -> None:
+    assert validate_kimi_request({"model": model, "messages": kimi_loop()}) == [
+        "thinking is enabled but reasoning_content is missing in assistant tool call message at index 1"
+    ]
+    assert validate_kimi_request({"model": model, "messages": kimi_loop(reasoning_content="r")}) == []
+
+
+def test_kimi_refuses_a_user_turn_between_a_call_and_its_result() -> None:
+    loop = kimi_loop()
+    body = kimi_body(messages=[*loop[:2], {"role": "user", "content": "wait"}, loop[2]])
+    problems = validate_kimi_request(body)
+    assert problems[0].startswith("An assistant message with 'tool_calls' must be followed by tool messages")
+    assert "messages with role 'tool' must be a response to a preceding message with 'tool_calls'" in problems[1]
 
 
 def use(*ids: str) -> dict[str, Any]:
