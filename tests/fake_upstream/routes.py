@@ -182,7 +182,8 @@ class Route(abc.ABC):
         return self.validate(request) if request.endpoint == "chat" else []
 
     def silent_problems(self, request: RecordedRequest) -> list[str]:
-        """Mistakes the service answers anyway, degrading silently: recorded as violations, not refused."""
+        """Mistakes in a chat request that the service answers anyway, degrading silently: recorded as
+        violations, not refused."""
         return []
 
     def wants_stream(self, request: RecordedRequest) -> bool:
