@@ -17,13 +17,17 @@ import jsonschema
 import pytest
 
 import colibri_router
+from colibri_router.providers import BUILTIN
 from colibri_router.settings import Settings
 
 ROOT = Path(__file__).parents[1]
 SHARED_SCHEMAS = ROOT.parent / "shared" / "schemas"
-KEY_VARIABLES = {"COLIBRI_KIMI_API_KEY", "ANTHROPIC_API_KEY"}
-# Read by settings.load_settings() itself rather than by a Settings field.
+# Each built-in provider's variables come from its registry entry: the registry is the one source.
+KEY_VARIABLES = {name for spec in BUILTIN.values() for name in spec.key_envs}
+BASE_URL_DEFAULTS = {spec.base_url_env: spec.base_url for spec in BUILTIN.values() if spec.base_url_env}
+# Read by the settings and config loaders themselves rather than by a Settings field.
 ENV_FILE_VARIABLE = "COLIBRI_ENV_FILE"
+FILE_VARIABLES = {ENV_FILE_VARIABLE, "COLIBRI_CONFIG"}
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
@@ -38,7 +42,7 @@ def settings_variables() -> dict[str, Any]:
 
 
 def expected_variables() -> set[str]:
-    return {*settings_variables(), ENV_FILE_VARIABLE}
+    return {*settings_variables(), *FILE_VARIABLES, *KEY_VARIABLES, *BASE_URL_DEFAULTS}
 
 
 def server_json() -> dict[str, Any]:
@@ -147,6 +151,12 @@ def test_server_json_variables_are_described_and_keys_are_secret() -> None:
         assert entry.get("isRequired") is False, name
 
 
+def test_provider_base_url_defaults_are_the_registrys() -> None:
+    entries, values = server_json_variables(), env_example_variables()
+    for name, default in BASE_URL_DEFAULTS.items():
+        assert entries[name].get("default") == default == values[name], name
+
+
 def test_server_json_defaults_and_choices_match_the_settings() -> None:
     entries = server_json_variables()
     for name, field in settings_variables().items():
@@ -229,3 +239,13 @@ def test_readme_documents_every_tool_field() -> None:
     fields = {*RouterCallInput.model_fields, *RouterCallResult.model_fields}
     missing = sorted(name for name in fields if f"| `{name}` |" not in text)
     assert not missing, f"README's tool section has no table row for {missing}"
+
+
+def test_readme_provider_table_matches_the_registry() -> None:
+    text = readme_section("Providers")
+    for name, spec in BUILTIN.items():
+        row = next((line for line in text.splitlines() if line.startswith(f"| `{name}` |")), None)
+        assert row is not None, f"README's provider table has no row for {name}"
+        assert f"`{spec.base_url}`" in row and f"`{spec.base_url_env}`" in row, name
+        assert all(f"`{key}`" in row for key in spec.key_envs), name
+        assert (f"`{spec.default_model}`" if spec.default_model else "pass `model`") in row, name
