@@ -30,6 +30,38 @@ def host_env(fake_upstream: FakeUpstream) -> dict[str, str]:
     }
 
 
+# Every keyed built-in provider, pointed at its route of the fake (the fake's route names are the
+# registry's, but Claude's route is "anthropic").
+PROVIDER_ROUTES = {
+    "kimi": "kimi",
+    "claude": "anthropic",
+    "kimi-anthropic": "kimi-anthropic",
+    "openai": "openai",
+    "mistral": "mistral",
+    "openrouter": "openrouter",
+    "groq": "groq",
+    "together": "together",
+    "fireworks": "fireworks",
+    "siliconflow": "siliconflow",
+    "deepseek": "deepseek",
+    "vllm": "vllm",
+    "lmstudio": "lmstudio",
+}
+
+
+def every_provider_env(fake_upstream: FakeUpstream) -> dict[str, str]:
+    """``host_env`` plus a key and a base URL for every built-in provider, all on the fake."""
+    from colibri_router.providers import BUILTIN
+
+    env = host_env(fake_upstream)
+    for name, route in PROVIDER_ROUTES.items():
+        spec = BUILTIN[name]
+        env[spec.base_url_env] = fake_upstream.base_url(route)
+        for variable in spec.key_envs:
+            env.setdefault(variable, f"sk-{name}-e2e-secret-0123456789")
+    return env
+
+
 @asynccontextmanager
 async def router_session(env: dict[str, str], stderr_path: Path) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=SERVER_COMMAND, args=[], env=env)
