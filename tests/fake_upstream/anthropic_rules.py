@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .routes import Problem, lower_keys, objects
+from .routes import Problem, lower_keys, objects, one_of
 
 ANTHROPIC_VERSION = "2023-06-01"
 ANTHROPIC_TOOL_CHOICES = frozenset({"auto", "any", "tool", "none"})
@@ -78,7 +78,7 @@ def anthropic_auth_problems(headers: Mapping[str, str]) -> list[Problem]:
 def _tool_choice_problems(choice: Any) -> list[Problem]:
     if choice is None:
         return []
-    if not isinstance(choice, dict) or choice.get("type") not in ANTHROPIC_TOOL_CHOICES:
+    if not isinstance(choice, dict) or not one_of(choice.get("type"), ANTHROPIC_TOOL_CHOICES):
         return [Problem(f"tool_choice: must be an object with type in {sorted(ANTHROPIC_TOOL_CHOICES)}")]
     if choice["type"] == "tool" and not choice.get("name"):
         return [Problem("tool_choice.name: Field required")]

@@ -15,7 +15,7 @@ from typing import Any
 from .ids import serial
 from .openai_family_rules import tool_pairing_problems
 from .replies import ErrorReply, MessageReply, pieces, sse_frame
-from .routes import Problem, RecordedRequest, Route, has_bearer, last_user_text, token_estimate
+from .routes import Problem, RecordedRequest, Route, has_bearer, last_user_text, one_of, token_estimate
 
 COHERE_MODEL = "command-a-03-2025"
 COHERE_ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -128,13 +128,13 @@ def validate_cohere_request(body: Any, headers: Mapping[str, str] | None = None)
     if not isinstance(body.get("model"), str) or not body["model"]:
         problems.append(Problem("invalid request: model must be a non-empty string"))
     choice = body.get("tool_choice")
-    if choice is not None and choice not in COHERE_TOOL_CHOICES:
+    if choice is not None and not one_of(choice, COHERE_TOOL_CHOICES):
         problems.append(Problem(f"invalid request: tool_choice must be one of REQUIRED, NONE, got {choice!r}"))
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return [*problems, Problem("invalid request: messages must be a non-empty list")]
     for i, msg in enumerate(messages):
-        if not isinstance(msg, dict) or msg.get("role") not in COHERE_ROLES:
+        if not isinstance(msg, dict) or not one_of(msg.get("role"), COHERE_ROLES):
             problems.append(Problem(f"invalid request: messages[{i}].role must be one of {sorted(COHERE_ROLES)}"))
         elif msg["role"] == "tool" and not isinstance(msg.get("tool_call_id"), str):
             problems.append(Problem(f"invalid request: messages[{i}].tool_call_id is required"))

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .routes import Problem, lower_keys, objects
+from .routes import Problem, lower_keys, objects, one_of
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 GEMINI_ROLES = frozenset({"user", "model"})
@@ -119,7 +119,7 @@ def _invalid(message: str) -> Problem:
 def _content_problems(i: int, content: Any) -> list[Problem]:
     if not isinstance(content, dict):
         return [_invalid(f"* GenerateContentRequest.contents[{i}]: must be an object")]
-    if content.get("role") not in GEMINI_ROLES:
+    if not one_of(content.get("role"), GEMINI_ROLES):
         return [_invalid(f"* GenerateContentRequest.contents[{i}].role: Please use a valid role: user, model.")]
     parts = content.get("parts")
     if not isinstance(parts, list) or not parts:
@@ -234,7 +234,7 @@ def _config_problems(body: Mapping[str, Any]) -> list[Problem]:
     )
     if isinstance(config, dict):
         mode = config.get("mode", "AUTO")
-        if mode not in GEMINI_MODES:
+        if not one_of(mode, GEMINI_MODES):
             problems.append(_invalid(f"Invalid value at 'tool_config.function_calling_config.mode', {mode!r}"))
         elif config.get("allowedFunctionNames") and mode not in ("ANY", "VALIDATED"):
             problems.append(

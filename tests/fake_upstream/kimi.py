@@ -15,7 +15,7 @@ from typing import Any
 from .openai_family_rules import tool_pairing_problems
 from .openai_wire import chat_completion, openai_sse_events, tool_call_objects
 from .replies import MessageReply
-from .routes import Problem, has_bearer
+from .routes import Problem, has_bearer, one_of
 
 KIMI_MODEL = "kimi-k2-0905-preview"
 KIMI_ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -125,7 +125,7 @@ def validate_kimi_request(
     if not isinstance(messages, list) or not messages:
         return [*problems, Problem("messages must be a non-empty list")]
     for i, msg in enumerate(messages):
-        if not isinstance(msg, dict) or msg.get("role") not in KIMI_ROLES:
+        if not isinstance(msg, dict) or not one_of(msg.get("role"), KIMI_ROLES):
             problems.append(Problem(f"messages[{i}]: role must be one of {sorted(KIMI_ROLES)}"))
         elif msg["role"] == "assistant" and msg.get("tool_calls") and msg.get("content") == "":
             problems.append(Problem(f"messages[{i}]: text content is empty in an assistant tool call message"))

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .routes import Problem, objects
+from .routes import Problem, objects, one_of
 
 OPENAI_ROLES = frozenset({"developer", "system", "user", "assistant", "tool", "function"})
 
@@ -75,7 +75,7 @@ def openai_structure_problems(body: Mapping[str, Any], *, object_arguments: bool
     if not isinstance(messages, list) or not messages:
         return [*problems, Problem("messages: must be a non-empty list", param="messages")]
     for i, msg in enumerate(messages):
-        if not isinstance(msg, dict) or msg.get("role") not in OPENAI_ROLES:
+        if not isinstance(msg, dict) or not one_of(msg.get("role"), OPENAI_ROLES):
             problems.append(
                 Problem(f"messages[{i}]: role must be one of {sorted(OPENAI_ROLES)}", param=f"messages[{i}]")
             )
@@ -241,7 +241,7 @@ def mistral_problems(body: Mapping[str, Any]) -> list[Problem]:
     ]
     choice = body.get("tool_choice")
     named = isinstance(choice, dict) and isinstance((choice.get("function") or {}).get("name"), str)
-    if choice is not None and choice not in MISTRAL_TOOL_CHOICES and not named:
+    if choice is not None and not named and not one_of(choice, MISTRAL_TOOL_CHOICES):
         problems.append(
             Problem(
                 f"tool_choice: Input should be 'auto', 'none', 'any', 'required' or a named function, got {choice!r}",

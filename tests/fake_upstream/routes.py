@@ -13,7 +13,7 @@ import json
 import re
 import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 from urllib.parse import parse_qs
@@ -229,6 +229,11 @@ def lower_keys(headers: Mapping[str, str]) -> dict[str, str]:
 def has_bearer(headers: Mapping[str, str]) -> bool:
     """An ``Authorization: Bearer <key>`` header with a non-empty key."""
     return re.fullmatch(r"Bearer \S+", lower_keys(headers).get("authorization", "")) is not None
+
+
+def one_of(value: object, choices: Collection[str]) -> bool:
+    """``value`` is one of these strings (False for anything else, hashable or not)."""
+    return isinstance(value, str) and value in choices
 
 
 def objects(items: Any) -> list[dict[str, Any]]:
