@@ -110,6 +110,9 @@ class GeminiStreamAssembler(BaseAssembler):
             if part:
                 self._parts.append(part)  # inlineData, executableCode...: kept as sent
             return None
+        signature = as_text(part.get("thoughtSignature")) or None
+        if not as_text(part.get("text")) and signature is None:
+            return None  # an empty piece: it must not split the part around it
         thought = part.get("thought") is True
         last = self._parts[-1] if self._parts else None
         target = last if isinstance(last, _TextPart) and last.takes(thought) else None
@@ -118,7 +121,7 @@ class GeminiStreamAssembler(BaseAssembler):
             self._parts.append(target)
         first = not target.text
         chars = target.text.add(part.get("text"))
-        target.signature = as_text(part.get("thoughtSignature")) or None
+        target.signature = signature
         self._grew(chars)
         if chars and first:
             return "thinking" if thought else "text"
