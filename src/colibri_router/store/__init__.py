@@ -1,0 +1,204 @@
+"""The storage interface: conversation threads, the usage ledger and budget reservations.
+
+The router and the tools use only :class:`Store` and the records and errors exported here; a
+backend implements it (SQLite today, one file per user; PostgreSQL later, for a team server).
+Every method is async and takes the caller's ``principal`` (the local user name over stdio, the
+token's name over HTTP), so one database can keep callers apart. Where a method accepts
+``principal=None`` it acts for an administrator: every caller's threads or usage.
+
+A call on a thread goes like this (``wait_s`` is how long to wait for a concurrent call)::
+
+    async with store.claim_thread(thread_id, principal, wait_s=30) as lease:
+        history = (await store.load_thread(thread_id, principal)).messages
+        ...                                    # the upstream call, no transaction held
+        await store.append_turns(thread_id, principal, new_turns, provider, model, lease=lease)
+
+and the ledger and budgets like this (``settle`` belongs in a shielded ``finally``, so that a
+cancelled call still leaves its row)::
+
+    reservation = await store.reserve_budget(principal, estimate_micro_usd, limits)  # or BudgetExceeded
+    try: ...                                   # the upstream call
+    finally: await store.settle(reservation, LedgerRow(...))
+
+Calls with no budget configured may skip the reservation and use ``record_call``.
+
+Environment, read when :func:`open_store` is called, never at import:
+
+- ``COLIBRI_STORE``: ``off`` turns the store off (:func:`open_store` returns None: no threads, no
+  ledger, no budgets); unset, empty or ``on`` turns it on.
+- ``COLIBRI_STATE_DIR``: the directory of ``colibri.db``; else the platform's user state directory
+  for ``colibri-router`` (``$XDG_STATE_HOME/colibri-router`` on Linux).
+
+Nothing touches the disk until the first method call, which creates the directory and the file.
+Any failure of the database itself (unwritable, corrupt, newer schema) is a :class:`StoreError`
+naming the path and the cause.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+from colibri_router.errors import ConfigError
+from colibri_router.store.budget import BudgetLimits, Reservation
+from colibri_router.store.errors import BudgetExceeded, BudgetScope, StoreError, ThreadBusy, ThreadNotFound
+from colibri_router.store.money import format_usd, micro_to_usd, usd_to_micro
+from colibri_router.store.records import (
+    GroupBy,
+    LedgerRow,
+    StoredThread,
+    ThreadLease,
+    ThreadSummary,
+    UsageReport,
+    UsageTotals,
+)
+from colibri_router.store.utc_windows import Clock, Since, utc_now
+
+__all__ = [
+    "DATABASE_FILENAME",
+    "DEFAULT_THREAD_TTL_DAYS",
+    "BudgetExceeded",
+    "BudgetLimits",
+    "BudgetScope",
+    "Clock",
+    "GroupBy",
+    "LedgerRow",
+    "Reservation",
+    "Since",
+    "Store",
+    "StoreError",
+    "StoredThread",
+    "ThreadBusy",
+    "ThreadLease",
+    "ThreadNotFound",
+    "ThreadSummary",
+    "UsageReport",
+    "UsageTotals",
+    "default_state_dir",
+    "format_usd",
+    "local_principal",
+    "micro_to_usd",
+    "open_store",
+    "usd_to_micro",
+]
+
+DATABASE_FILENAME = "colibri.db"
+DEFAULT_THREAD_TTL_DAYS = 30.0
+_STORE_VARIABLE = "COLIBRI_STORE"
+_STATE_DIR_VARIABLE = "COLIBRI_STATE_DIR"
+
+
+class Store(Protocol):
+    """What every backend provides. Unknown, expired and other principals' threads all raise
+    :class:`ThreadNotFound` (one answer, so a thread id tells a caller nothing about others)."""
+
+    @property
+    def location(self) -> str:
+        """Where the data lives (the database file's path), for messages and logs."""
+        ...
+
+    async def create_thread(self, principal: str, provider: str, model: str) -> str:
+        """A new, empty thread; returns its id: ``th_`` and 20 random URL-safe characters."""
+        ...
+
+    async def load_thread(self, thread_id: str, principal: str | None) -> StoredThread:
+        """The thread and all its messages, in order. Reading is not using: only creating and
+        appending restart the thread's time to live."""
+        ...
+
+    async def append_turns(
+        self,
+        thread_id: str,
+        principal: str,
+        messages: Sequence[Mapping[str, Any]],
+        provider: str,
+        model: str,
+        *,
+        lease: ThreadLease | None = None,
+    ) -> None:
+        """Store ``messages`` (JSON-serializable Anthropic Messages-shape dicts) after the thread's
+        last one, in one transaction, and mark the thread used now by ``provider``/``model``.
+
+        Refused with :class:`ThreadBusy` while another call holds the thread's lease: pass the
+        ``lease`` from :meth:`claim_thread` when you hold it. The first user text becomes the title."""
+        ...
+
+    async def list_threads(self, principal: str | None, limit: int = 20) -> list[ThreadSummary]:
+        """The most recently used threads first, at most ``limit``; expired ones are purged."""
+        ...
+
+    async def delete_thread(self, thread_id: str, principal: str | None) -> bool:
+        """True if the thread existed (and the principal may see it) and is now gone."""
+        ...
+
+    def claim_thread(self, thread_id: str, principal: str, wait_s: float) -> AbstractAsyncContextManager[ThreadLease]:
+        """Hold the thread for one call: ``async with`` waits up to ``wait_s`` seconds while another
+        call (in any process) holds it, then raises :class:`ThreadBusy`; raises
+        :class:`ThreadNotFound` at once for a thread the principal cannot see. The lease is
+        released on exit and lapses by itself if its process dies. No transaction stays open."""
+        ...
+
+    async def record_call(self, row: LedgerRow) -> None:
+        """Write one ledger row (a call that reserved no budget)."""
+        ...
+
+    async def usage_report(self, principal: str | None, since: Since = "all", by: GroupBy | None = None) -> UsageReport:
+        """Totals of the ledger rows in the ``since`` window (calendar days in UTC, today included),
+        per ``by`` group and overall, for one principal or (None) everyone."""
+        ...
+
+    async def reserve_budget(self, principal: str, estimate_micro_usd: int, limits: BudgetLimits) -> Reservation:
+        """Admit a call under ``limits`` and reserve its worst-case estimate, or raise
+        :class:`BudgetExceeded`. The exact rule is in :mod:`colibri_router.store.budget`."""
+        ...
+
+    async def settle(self, reservation: Reservation, row: LedgerRow) -> None:
+        """Write the admitted call's ledger row and drop its reservation, in one transaction."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the connection; the store must not be used afterwards."""
+        ...
+
+
+def open_store(
+    state_dir: Path | None = None,
+    *,
+    thread_ttl_days: float = DEFAULT_THREAD_TTL_DAYS,
+    clock: Clock = utc_now,
+) -> Store | None:
+    """The configured store, or None when ``COLIBRI_STORE=off``. Cheap: nothing is opened yet.
+
+    ``state_dir`` defaults to :func:`default_state_dir`; ``thread_ttl_days`` is
+    ``COLIBRI_THREAD_TTL_DAYS`` as the caller's settings read it (fractions allowed)."""
+    setting = os.environ.get(_STORE_VARIABLE, "").strip().lower()
+    if setting == "off":
+        return None
+    if setting not in ("", "on"):
+        raise ConfigError(f"{_STORE_VARIABLE} must be 'on' or 'off', got {setting!r}")
+    from colibri_router.store.sqlite import SqliteStore  # imports sqlite3 only when a store is wanted
+
+    directory = state_dir if state_dir is not None else default_state_dir()
+    return SqliteStore(directory / DATABASE_FILENAME, thread_ttl_days=thread_ttl_days, clock=clock)
+
+
+def default_state_dir() -> Path:
+    """``COLIBRI_STATE_DIR`` if set and not empty, else the user state directory of colibri-router."""
+    configured = os.environ.get(_STATE_DIR_VARIABLE, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("colibri-router"))
+
+
+def local_principal() -> str:
+    """The principal of a local (stdio) caller: the operating system's user name."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in the environment and no passwd entry (containers)
+        return "local"
