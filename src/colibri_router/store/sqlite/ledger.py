@@ -1,0 +1,63 @@
+"""Ledger SQL: one row per call, sums for usage reports, and the spend a budget check needs."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from colibri_router.store.records import GroupBy, LedgerRow, UsageTotals
+from colibri_router.store.sqlite.filters import where
+from colibri_router.store.sqlite.timestamps import to_ms
+
+_GROUP_KEYS: dict[GroupBy | None, str] = {
+    None: "NULL",
+    "provider": "provider",
+    "model": "model",
+    "day": "strftime('%Y-%m-%d', at_ms / 1000, 'unixepoch')",
+}
+
+
+def insert(connection: sqlite3.Connection, row: LedgerRow) -> None:
+    connection.execute(
+        "INSERT INTO ledger (at_ms, principal, thread_id, provider, model, input_tokens, output_tokens,"
+        " cached_tokens, cache_write_tokens, reasoning_tokens, cost_micro_usd, latency_ms, outcome, kind)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            to_ms(row.at),
+            row.principal,
+            row.thread_id,
+            row.provider,
+            row.model,
+            row.input_tokens,
+            row.output_tokens,
+            row.cached_tokens,
+            row.cache_write_tokens,
+            row.reasoning_tokens,
+            row.cost_micro_usd,
+            row.latency_ms,
+            row.outcome,
+            row.kind,
+        ),
+    )
+
+
+def totals(
+    connection: sqlite3.Connection, principal: str | None, since_ms: int | None, by: GroupBy | None
+) -> list[UsageTotals]:
+    """Sums per group (one group with key None when ``by`` is None), unordered; none without rows."""
+    clause, parameters = where(("principal = ?", principal), ("at_ms >= ?", since_ms))
+    rows = connection.execute(
+        f"SELECT {_GROUP_KEYS[by]} AS key, COUNT(*), SUM(outcome != 'ok'), SUM(input_tokens), SUM(output_tokens),"
+        f" SUM(cached_tokens), COALESCE(SUM(cost_micro_usd), 0), SUM(cost_micro_usd IS NULL) FROM ledger{clause}"
+        " GROUP BY key",
+        parameters,
+    ).fetchall()
+    return [UsageTotals(*row) for row in rows]
+
+
+def cost_since(connection: sqlite3.Connection, since_ms: int, principal: str | None) -> int:
+    """Micro-dollars the ledger records from ``since_ms`` on (one caller's, or everyone's)."""
+    clause, parameters = where(("principal = ?", principal), ("at_ms >= ?", since_ms))
+    cost: int = connection.execute(
+        f"SELECT COALESCE(SUM(cost_micro_usd), 0) FROM ledger{clause}", parameters
+    ).fetchone()[0]
+    return cost
