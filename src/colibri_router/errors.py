@@ -19,6 +19,11 @@ and a ``retryable`` flag; hosts and scripts branch on ``code``, never on message
 ``<PREFIX>`` is the registry name upper-cased with every non-alphanumeric turned into ``_``
 (``OPENAI``, ``KIMI_ANTHROPIC``, ``GPU_BOX``); ``kimi`` and ``claude`` keep ``KIMI`` and ``ANTHROPIC``.
 
+Every error also has a ``kind`` an agent can act on (``RATE_LIMITED``, ``QUOTA_EXCEEDED``...; the list is
+:data:`KINDS`), whether a later identical call can succeed (:attr:`ColibriError.retryable_later`), and,
+once the router knows them, the ``provider`` and ``model`` it concerned. ``retryable`` is narrower:
+whether the router itself retries it (never a network error or a cut stream: contract I8).
+
 Messages never contain API keys: they are built from status codes, the provider's error ``type``
 and message, and our own text, never from request headers.
 """
@@ -27,19 +32,55 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from colibri_router.redaction import redact
+
+Kind: TypeAlias = Literal[
+    "AUTH_FAILED",
+    "RATE_LIMITED",
+    "QUOTA_EXCEEDED",
+    "TIMEOUT",
+    "MODEL_NOT_FOUND",
+    "CONTEXT_LENGTH",
+    "CONTENT_FILTERED",
+    "NETWORK_ERROR",
+    "PROVIDER_ERROR",
+    "INVALID_REQUEST",
+    "CONFIG_ERROR",
+    "BUDGET_EXCEEDED",
+    "UNKNOWN",
+]
+KINDS: tuple[Kind, ...] = Kind.__args__  # type: ignore[attr-defined]
+# Kinds where a later identical call can succeed: waiting helps (rate limits, overload, 5xx, network,
+# timeouts); it does not for quota, auth, bad requests, context length or a content filter.
+RETRYABLE_KINDS: frozenset[str] = frozenset({"RATE_LIMITED", "PROVIDER_ERROR", "NETWORK_ERROR", "TIMEOUT"})
 
 
 class ColibriError(Exception):
     code: str = "COLIBRI_ERROR"
+    kind: Kind = "UNKNOWN"
     status: int | None = None
     retryable: bool = False
+    retry_after: float | None = None
+    provider: str | None = None
+    model: str | None = None
+    attempts: tuple[dict[str, Any], ...] = ()  # set by the router: each model tried, in order
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    @property
+    def retryable_later(self) -> bool:
+        """Whether a later identical call can succeed (what an agent reads as ``retryable``)."""
+        return self.kind in RETRYABLE_KINDS
+
+    def about(self, provider: str | None, model: str | None) -> ColibriError:
+        """Record which provider and model the error concerned (kept if already known)."""
+        self.provider = self.provider or provider
+        self.model = self.model or model
+        return self
 
     def __str__(self) -> str:
         return self.message
@@ -56,10 +97,12 @@ class ColibriError(Exception):
 
 class ConfigError(ColibriError):
     code = "CONFIG_ERROR"
+    kind: Kind = "CONFIG_ERROR"
 
 
 class InvalidRequestError(ColibriError):
     code = "INVALID_REQUEST"
+    kind: Kind = "INVALID_REQUEST"
 
 
 class ApiError(ColibriError):
@@ -77,6 +120,7 @@ class ApiError(ColibriError):
         retryable: bool = False,
         retry_after: float | None = None,
         exhausted: bool = False,
+        kind: Kind = "PROVIDER_ERROR",
     ) -> None:
         super().__init__(message)
         self.code = self.exhausted_code if exhausted else self.api_code
@@ -84,19 +128,27 @@ class ApiError(ColibriError):
         self.error_type = error_type
         self.retryable = retryable
         self.retry_after = retry_after
+        self.kind = kind
 
     def exhausted(self, attempts: int) -> ApiError:
         """The same failure, reported after ``attempts`` tries all failed."""
+        return self.again(f"gave up after {attempts} attempts; last error: {self.message}", exhausted=True)
+
+    def again(self, message: str, *, exhausted: bool = False) -> ApiError:
+        """The same failure under a new message, no longer retried by the router."""
         return type(self)(
-            f"gave up after {attempts} attempts; last error: {self.message}",
+            message,
             status=self.status,
             error_type=self.error_type,
-            exhausted=True,
+            retry_after=self.retry_after,
+            exhausted=exhausted,
+            kind=self.kind,
         )
 
 
 class DeadlineError(ColibriError):
     code = "TIMEOUT"
+    kind: Kind = "TIMEOUT"
 
 
 class KimiConfigError(ConfigError):
@@ -143,7 +195,7 @@ class MalformedResponse(ValueError):
     ``*_API_ERROR`` (status 200, not retried) in the pipeline."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def error_family(prefix: str) -> ErrorFamily:
     """The error classes whose codes start with ``prefix``: the landed Kimi and Anthropic classes for
     theirs, new subclasses (one set per prefix, so ``except`` clauses can tell providers apart) for

@@ -83,9 +83,7 @@ async def with_retries(
                 raise error.exhausted(attempts) from error
             delay = policy.delay_before_retry(attempts, error.retry_after)
             if deadline is not None and delay >= deadline.remaining():
-                raise type(error)(
-                    f"{error.message} (not retried: the next attempt could not start within the call's deadline)",
-                    status=error.status,
-                    error_type=error.error_type,
+                raise error.again(
+                    f"{error.message} (not retried: the next attempt could not start within the call's deadline)"
                 ) from error
             await sleep(delay)

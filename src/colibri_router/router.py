@@ -8,11 +8,13 @@ call gives none, and progress heartbeats while the upstream streams.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import time
+from dataclasses import dataclass, replace
 
 import httpx
 
 from colibri_router.adapters import DEFAULT_MAX_TOKENS, Completion, run_completion
+from colibri_router.catalog import did_you_mean
 from colibri_router.clients import open_http_client
 from colibri_router.conversation import (
     AssistantTurn,
@@ -23,12 +25,13 @@ from colibri_router.conversation import (
     ToolSpec,
     anthropic_blocks,
 )
-from colibri_router.errors import InvalidRequestError
+from colibri_router.errors import ColibriError, InvalidRequestError
+from colibri_router.pricing import TokenCounts, price_call
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
-from colibri_router.providers import connect, load_registry
+from colibri_router.providers import Choice, Registry, connect, load_registry
 from colibri_router.retry import Deadline
-from colibri_router.schema import AssistantMessage, RouterCallInput, RouterCallResult, ToolCallOut
-from colibri_router.settings import load_settings
+from colibri_router.schema import AssistantMessage, Attempt, RouterCallInput, RouterCallResult, ToolCallOut
+from colibri_router.settings import Settings, load_settings
 from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
 from colibri_router.wires import codec_for
 
@@ -36,6 +39,31 @@ from colibri_router.wires import codec_for
 __all__ = ["build_request", "open_http_client", "route", "tools_named_in", "with_neutral_ids"]
 
 OPEN_SCHEMA = {"type": "object"}
+# Failures another model may not have. Never after INVALID_REQUEST, AUTH_FAILED, CONFIG_ERROR or
+# CONTENT_FILTERED: the next model would refuse the same request, or the user must act.
+FALLBACK_KINDS = frozenset(
+    {
+        "RATE_LIMITED",
+        "QUOTA_EXCEEDED",
+        "PROVIDER_ERROR",
+        "NETWORK_ERROR",
+        "TIMEOUT",
+        "MODEL_NOT_FOUND",
+        "CONTEXT_LENGTH",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """What every attempt of one router_call shares."""
+
+    args: RouterCallInput
+    settings: Settings
+    registry: Registry
+    deadline: Deadline
+    client: httpx.AsyncClient | None
+    notify: Notify | None
 
 
 async def route(
@@ -44,43 +72,96 @@ async def route(
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
 ) -> RouterCallResult:
+    """One router_call: the requested model, then each fallback in turn while failures allow it, all
+    within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried)."""
     settings = load_settings()
-    choice = load_registry().choose(args.provider, args.model, settings)
+    registry = load_registry()
+    call = _Call(args, settings, registry, Deadline.after(args.timeout_s or settings.timeout_s), client, notify)
+    candidates = [(args.provider, args.model), *((None, m) for m in (args.fallback or registry.fallback))]
+    attempts: list[Attempt] = []
+    for position, (provider, model) in enumerate(candidates):
+        started = time.monotonic()
+        choice: Choice | None = None
+        try:
+            choice = registry.choose(provider, model, settings)
+            result = await _attempt(call, choice)
+        except ColibriError as error:
+            if choice is not None:
+                error.about(choice.provider.name, choice.model)
+                if error.kind == "MODEL_NOT_FOUND":
+                    error.message += did_you_mean(choice, registry)
+            attempts.append(_attempt_entry(choice, model, error.code, error.kind, started))
+            last = position == len(candidates) - 1
+            if last or error.kind not in FALLBACK_KINDS or call.deadline.remaining() <= 0:
+                error.attempts = tuple(a.model_dump() for a in attempts)
+                raise
+            continue
+        attempts.append(_attempt_entry(choice, model, "ok", None, started))
+        return result.model_copy(update={"attempts": attempts})
+    raise AssertionError("unreachable: the loop returns or raises")
+
+
+async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
     provider, model = choice.provider, choice.model
+    args, settings = call.args, call.settings
     if args.tools and not provider.tools:
         raise InvalidRequestError(f"provider {provider.name!r} takes no tools (its config entry says tools = false)")
     connection = connect(provider)
     request, warnings = build_request(args, model)
-    codec = codec_for(provider, model, settings.kimi_tool_ids)
-    progress = CallProgress(provider.name, notify)
+    codec = codec_for(provider, model, settings.kimi_tool_ids, prompt_cache=settings.prompt_cache == "auto")
+    progress = CallProgress(provider.name, call.notify)
 
     async def complete() -> Completion:
         return await run_completion(
-            codec,
-            request,
-            connection,
-            deadline=Deadline.after(args.timeout_s or settings.timeout_s),
-            progress=progress,
-            client=client,
+            codec, request, connection, deadline=call.deadline, progress=progress, client=call.client
         )
 
-    completion = await (complete() if notify is None else with_heartbeat(progress, complete))
+    completion = await (complete() if call.notify is None else with_heartbeat(progress, complete))
     turn = with_neutral_ids(completion.turn, request.messages)
     calls = turn.tool_calls()
+    usage = turn.usage
+    price = price_call(
+        provider.price_provider,
+        turn.model or request.model,
+        TokenCounts(
+            input_tokens=usage.prompt_tokens,
+            output_tokens=usage.completion_tokens,
+            cached_tokens=usage.cached_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+        ),
+        local=provider.local,
+    )
     return RouterCallResult(
         provider=provider.name,
         content=turn.text(),
         model=turn.model or request.model,
-        prompt_tokens=turn.usage.prompt_tokens,
-        completion_tokens=turn.usage.completion_tokens,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cached_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
+        cost_usd=price.cost_usd,
+        price_source=price.source,
         latency_ms=completion.latency_ms,
         ttft_ms=completion.ttft_ms,
         stop_reason=turn.stop_reason,
         tool_calls=[ToolCallOut(id=c.id, name=c.name, input=dict(c.arguments)) for c in calls],
         thinking=turn.thinking(),
-        warnings=[*warnings, *turn.warnings],
+        warnings=[*warnings, *turn.warnings, *([price.warning] if price.warning else [])],
         # A turn without tool calls needs nothing replayed: the host appends its `content` as text.
         message=AssistantMessage(content=anthropic_blocks(turn.parts)) if calls else None,
+        attempts=[],
+    )
+
+
+def _attempt_entry(choice: Choice | None, asked: str | None, outcome: str, kind: str | None, started: float) -> Attempt:
+    return Attempt(
+        provider=choice.provider.name if choice else "",
+        model=choice.model if choice else asked or "",
+        outcome=outcome,
+        kind=kind,
+        latency_ms=round((time.monotonic() - started) * 1000),
     )
 
 

@@ -180,6 +180,11 @@ class RouterCallInput(BaseModel):
     timeout_s: float | None = Field(
         None, gt=0, description="Total seconds for the call, retries included (default COLIBRI_TIMEOUT_S, 300)."
     )
+    fallback: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None,
+        max_length=8,
+        description="Models to try in order if this one fails with a rate limit, quota, outage or unknown model.",
+    )
 
     @model_validator(mode="after")
     def _prompt_or_messages(self) -> RouterCallInput:
@@ -203,6 +208,25 @@ class RouterCallInput(BaseModel):
         return ToolChoice(mode=self.tool_choice)
 
 
+class Attempt(BaseModel):
+    provider: str
+    model: str
+    outcome: str = Field(description='"ok" or the error code.')
+    kind: str | None
+    latency_ms: int
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    kind: str
+    message: str
+    provider: str | None
+    model: str | None
+    status: int | None
+    retryable: bool = Field(description="Whether a later identical call can succeed.")
+    retry_after_s: float | None
+
+
 class ToolCallOut(BaseModel):
     id: str = Field(description="Provider-neutral id; answer it with a tool_result of this tool_use_id.")
     name: str
@@ -220,8 +244,13 @@ class RouterCallResult(BaseModel):
     provider: str = Field(description="The service that answered.")
     content: str = Field(description="The answer text.")
     model: str = Field(description="The model that answered, as the provider reported it.")
-    prompt_tokens: int
-    completion_tokens: int
+    prompt_tokens: int = Field(description="Input tokens, cached and cache-written ones included.")
+    completion_tokens: int = Field(description="Output tokens, reasoning included.")
+    cached_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
+    cost_usd: float | None = Field(description="What the call cost; null when the price is unknown.")
+    price_source: str | None
     latency_ms: int = Field(description="Milliseconds from sending the request to the complete answer.")
     ttft_ms: int | None = Field(description="Milliseconds to the first streamed token; null if none streamed.")
     stop_reason: str | None = Field(description="end_turn, tool_use, max_tokens, refusal, or the provider's own.")
@@ -234,6 +263,7 @@ class RouterCallResult(BaseModel):
             '{"role": "assistant", "content": <content>}.'
         )
     )
+    attempts: list[Attempt] = Field(description="Each model tried, in order (fallbacks).")
 
 
 def with_provider_names(schema: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:

@@ -37,11 +37,12 @@ class Settings(BaseSettings):
     default_provider: str = Field("kimi", min_length=1, validation_alias="COLIBRI_DEFAULT_PROVIDER")
     default_model: str | None = Field(None, min_length=1, validation_alias="COLIBRI_DEFAULT_MODEL")
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0, validation_alias="COLIBRI_TIMEOUT_S")
+    prompt_cache: Literal["auto", "off"] = Field("auto", validation_alias="COLIBRI_PROMPT_CACHE")
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         "info", validation_alias="COLIBRI_LOG_LEVEL"
     )
 
-    @field_validator("kimi_tool_ids", "default_provider", "log_level", mode="before")
+    @field_validator("kimi_tool_ids", "default_provider", "prompt_cache", "log_level", mode="before")
     @classmethod
     def _case_insensitive(cls, value: object) -> object:
         if not isinstance(value, str):

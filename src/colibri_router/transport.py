@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from httpx_sse import EventSource
 
+from colibri_router.classify import classify
 from colibri_router.errors import ApiError
 from colibri_router.progress import CallProgress
 from colibri_router.toolcalls.assembly import StreamAssembler, StreamErrorEvent, StreamProtocolError
@@ -60,20 +61,22 @@ async def exchange(
             return json_object(raw, codec, response.status_code)
     except httpx.TransportError as exc:
         # Contract I8: a network failure is a config/DNS/firewall problem, not load: no retry.
-        raise codec.dialect.errors.api(f"network error calling {url}: {_describe(exc)}") from exc
+        raise codec.dialect.errors.api(f"network error calling {url}: {_describe(exc)}", kind="NETWORK_ERROR") from exc
 
 
 def http_error(response: httpx.Response, codec: WireCodec) -> ApiError:
     status = response.status_code
     said = codec.read_error(status, {k.lower(): v for k, v in response.headers.items()}, response.content)
     retryable = said.retryable if said.retryable is not None else (status == 429 or status >= 500)
-    kind = f" {said.error_type}" if said.error_type else ""
+    label = f" {said.error_type}" if said.error_type else ""
+    phrases = codec.dialect.provider.error_phrases
     return codec.dialect.errors.api(
-        f"HTTP {status}{kind}: {said.message}",
+        f"HTTP {status}{label}: {said.message}",
         status=status,
         error_type=said.error_type,
         retryable=retryable,
         retry_after=said.retry_after_s,
+        kind=said.kind or classify(status, (said.error_type, *said.labels), said.message, phrases),
     )
 
 
@@ -136,11 +139,14 @@ async def _assemble(
         return assembler.result()
     except StreamErrorEvent as exc:
         kind = exc.error_type or "error"
+        phrases = codec.dialect.provider.error_phrases
         raise errors.api(
             f"upstream sent an error event mid-stream: {kind}: {exc.message}",
             status=status,
             error_type=exc.error_type,
             retryable=not assembler.started and exc.error_type in RETRYABLE_EVENT_TYPES,
+            # A 200 carried it: the status says nothing; the event's type and text decide.
+            kind=classify(status, (exc.error_type,), exc.message, phrases),
         ) from exc
     except StreamProtocolError as exc:
         # A cut stream is not retried: its tokens were already billed.
@@ -150,6 +156,7 @@ async def _assemble(
             f"stream was cut: the connection failed after {assembler.output_chars} characters "
             f"of output ({_describe(exc)})",
             status=status,
+            kind="NETWORK_ERROR",
         ) from exc
 
 

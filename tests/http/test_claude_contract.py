@@ -192,6 +192,13 @@ async def test_i4_base_url_resolution(
 # --- I5 / I6 / I17 / I18: the request ---------------------------------------------------------------------
 
 
+@pytest.fixture
+def no_prompt_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The contract's request shape, without the cache breakpoints COLIBRI_PROMPT_CACHE=auto adds."""
+    monkeypatch.setenv("COLIBRI_PROMPT_CACHE", "off")
+
+
+@pytest.mark.usefixtures("no_prompt_cache")
 async def test_i5_i6_defaults_are_claude_sonnet_4_5_and_1024_tokens() -> None:
     _, upstream = await complete(claude_body())
 
@@ -218,6 +225,7 @@ async def test_i17_key_goes_in_x_api_key_with_the_anthropic_version() -> None:
     assert "authorization" not in headers
 
 
+@pytest.mark.usefixtures("no_prompt_cache")
 async def test_i18_system_prompt_is_top_level() -> None:
     _, upstream = await complete(claude_body(), system_prompt="Answer in French.")
 
@@ -256,12 +264,23 @@ async def test_i10_empty_tools_list_sends_no_tools_key() -> None:
     assert "tool_choice" not in upstream.body
 
 
+@pytest.mark.usefixtures("no_prompt_cache")
 async def test_i19_tools_are_sent_in_anthropic_shape_with_the_schema_untouched() -> None:
     bare_tool: AnthropicTool = {"name": "ping", "input_schema": {"type": "object"}}
 
     _, upstream = await complete_with_tools(claude_body(), [WEATHER_TOOL, bare_tool])
 
     assert upstream.body["tools"] == [WEATHER_TOOL, bare_tool]
+
+
+async def test_prompt_caching_marks_the_tools_the_system_prompt_and_the_last_user_turn() -> None:
+    """COLIBRI_PROMPT_CACHE=auto (the default): three breakpoints; the tool schemas stay untouched."""
+    _, upstream = await complete_with_tools(claude_body(), [WEATHER_TOOL], system_prompt="Be brief.")
+
+    breakpoint_ = {"type": "ephemeral"}
+    assert upstream.body["tools"] == [{**WEATHER_TOOL, "cache_control": breakpoint_}]
+    assert upstream.body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": breakpoint_}]
+    assert upstream.body["messages"][-1]["content"][-1]["cache_control"] == breakpoint_
 
 
 # --- I11 / I13: the answer -----------------------------------------------------------------------------------

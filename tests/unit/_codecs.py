@@ -1,5 +1,6 @@
 """Test helper: a built-in provider's codec for whatever model each request names (the registry picks
-the model's profile per call, as the router does)."""
+the model's profile per call, as the router does). Prompt caching is off unless asked for, so the
+codec tests read bodies without cache breakpoints."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ from colibri_router.wires import Encoded, WireCodec, codec_for
 
 
 class ProviderCodec:
-    def __init__(self, provider: str, id_mode: KimiIdMode = "renumber") -> None:
+    def __init__(self, provider: str, id_mode: KimiIdMode = "renumber", *, prompt_cache: bool = False) -> None:
         self.provider = BUILTIN[provider]
         self.id_mode = id_mode
+        self.prompt_cache = prompt_cache
 
     def for_model(self, model: str) -> WireCodec:
-        return codec_for(self.provider, model, self.id_mode)
+        return codec_for(self.provider, model, self.id_mode, prompt_cache=self.prompt_cache)
 
     def endpoint(self, base_url: str, api_key: str | None) -> tuple[str, dict[str, str]]:
         model = self.provider.default_model or "model"

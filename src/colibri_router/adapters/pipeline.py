@@ -158,7 +158,7 @@ async def complete_prompt(
         tools=tool_specs(tools),
     )
     completion = await run_completion(
-        codec_for(provider, model, settings.kimi_tool_ids),
+        codec_for(provider, model, settings.kimi_tool_ids, prompt_cache=settings.prompt_cache == "auto"),
         request,
         connection,
         deadline=Deadline.after(options.timeout_s or settings.timeout_s),

@@ -6,6 +6,7 @@ built-in name patterns (``claims``) are tried when a call names a model but no p
 
 from __future__ import annotations
 
+from colibri_router.providers import phrases
 from colibri_router.providers.profiles import KIMI_SEGMENT
 from colibri_router.providers.spec import HostQuirks, ProviderSpec
 
@@ -20,6 +21,7 @@ _REASONING_FIELD = HostQuirks(reasoning_field="reasoning")
 BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ProviderSpec(
         name="kimi",
+        error_phrases=phrases.MOONSHOT,
         wire="openai",
         base_url="https://api.moonshot.ai/v1",
         base_url_env="COLIBRI_KIMI_BASE_URL",
@@ -32,6 +34,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="claude",
+        error_phrases=phrases.ANTHROPIC,
         wire="anthropic",
         base_url="https://api.anthropic.com",
         base_url_env="ANTHROPIC_BASE_URL",
@@ -44,6 +47,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="kimi-anthropic",
+        error_phrases=phrases.MOONSHOT,
         wire="anthropic",
         base_url="https://api.moonshot.ai/anthropic",
         base_url_env="COLIBRI_KIMI_ANTHROPIC_BASE_URL",
@@ -54,6 +58,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="openai",
+        error_phrases=phrases.OPENAI,
         wire="openai",
         base_url="https://api.openai.com/v1",
         base_url_env="OPENAI_BASE_URL",
@@ -65,6 +70,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="mistral",
+        error_phrases=phrases.MISTRAL,
         wire="openai",
         base_url="https://api.mistral.ai/v1",
         base_url_env="MISTRAL_BASE_URL",
@@ -83,6 +89,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="openrouter",
+        error_phrases=phrases.OPENROUTER,
         wire="openai",
         base_url="https://openrouter.ai/api/v1",
         base_url_env="OPENROUTER_BASE_URL",
@@ -93,6 +100,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="groq",
+        error_phrases=phrases.GROQ,
         wire="openai",
         base_url="https://api.groq.com/openai/v1",
         base_url_env="GROQ_BASE_URL",
@@ -103,6 +111,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="together",
+        error_phrases=phrases.OPENAI,
         wire="openai",
         base_url="https://api.together.xyz/v1",
         base_url_env="TOGETHER_BASE_URL",
@@ -113,6 +122,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="fireworks",
+        error_phrases=phrases.OPENAI,
         wire="openai",
         base_url="https://api.fireworks.ai/inference/v1",
         base_url_env="FIREWORKS_BASE_URL",
@@ -122,6 +132,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="siliconflow",
+        error_phrases=phrases.OPENAI,
         wire="openai",
         base_url="https://api.siliconflow.com/v1",
         base_url_env="SILICONFLOW_BASE_URL",
@@ -131,6 +142,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="deepseek",
+        error_phrases=phrases.OPENAI,
         wire="openai",
         base_url="https://api.deepseek.com/v1",
         base_url_env="DEEPSEEK_BASE_URL",
@@ -141,6 +153,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="vllm",
+        error_phrases=phrases.VLLM,
         wire="openai",
         base_url="http://localhost:8000/v1",
         base_url_env="VLLM_BASE_URL",
@@ -151,6 +164,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="lmstudio",
+        error_phrases=phrases.GENERIC,
         wire="openai",
         base_url="http://127.0.0.1:1234/v1",
         base_url_env="LMSTUDIO_BASE_URL",

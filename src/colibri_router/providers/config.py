@@ -13,6 +13,12 @@ naming the file, the entry and the problem: every call fails with it until the f
     models = ["moonshotai/Kimi-K2-Instruct"]   # names this provider claims
     headers = { "X-Title" = "colibri" }
     tools = true                         # false: its models take no tool definitions
+
+    [aliases]
+    fast = "groq:moonshotai/kimi-k2-instruct"   # <provider>:<model> or a bare model name
+
+    [fallback]
+    models = ["gpt-mini", "sonnet"]      # tried in order when a call fails in a way another model may not
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import re
 import stat
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -39,6 +45,8 @@ _PROVIDER_KEYS = frozenset({"wire", "base_url", "api_key_env", "default_model", 
 class ConfigFile:
     path: str | None
     providers: tuple[ProviderSpec, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    fallback: tuple[str, ...] = ()
 
 
 NO_CONFIG = ConfigFile(path=None)
@@ -78,14 +86,35 @@ def _parse(path: str, _mtime_ns: int, _size: int, builtin_names: frozenset[str])
         raise ConfigError(f"config file {path!r} cannot be read: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path!r} is not valid TOML: {exc}") from exc
-    unknown = sorted(set(document) - {"providers"})
+    unknown = sorted(set(document) - {"providers", "aliases", "fallback"})
     if unknown:
-        raise ConfigError(f"config file {path!r}: unknown table(s) {', '.join(unknown)} (known: providers)")
+        raise ConfigError(
+            f"config file {path!r}: unknown table(s) {', '.join(unknown)} (known: providers, aliases, fallback)"
+        )
     tables = document.get("providers", {})
     if not isinstance(tables, dict):
         raise ConfigError(f"config file {path!r}: `providers` must be a table of [providers.<name>] tables")
     providers = tuple(_provider(path, name, entry, builtin_names) for name, entry in tables.items())
-    return ConfigFile(path=path, providers=providers)
+    return ConfigFile(
+        path=path, providers=providers, aliases=_aliases(path, document), fallback=_fallback(path, document)
+    )
+
+
+def _aliases(path: str, document: Mapping[str, Any]) -> dict[str, str]:
+    aliases = document.get("aliases", {})
+    if not isinstance(aliases, dict) or not all(isinstance(v, str) and v for v in aliases.values()):
+        raise ConfigError(f'config file {path!r}, [aliases]: each alias must be `name = "<provider>:<model>"`')
+    return dict(aliases)
+
+
+def _fallback(path: str, document: Mapping[str, Any]) -> tuple[str, ...]:
+    table = document.get("fallback", {})
+    models = table.get("models", []) if isinstance(table, dict) else None
+    if not isinstance(table, dict) or set(table) - {"models"} or not isinstance(models, list):
+        raise ConfigError(f'config file {path!r}, [fallback]: expected `models = ["<model>", ...]` and nothing else')
+    if not all(isinstance(m, str) and m for m in models):
+        raise ConfigError(f"config file {path!r}, [fallback]: models must be non-empty strings")
+    return tuple(models)
 
 
 def _provider(path: str, name: str, entry: object, builtin_names: frozenset[str]) -> ProviderSpec:

@@ -6,15 +6,17 @@ Loaded per call (the config file is cached on its stat). Choosing, without an ex
 3. the built-in name patterns (``claude-*`` → claude, ``gpt-*`` → openai, a Kimi name → kimi...);
 4. ``COLIBRI_DEFAULT_PROVIDER``, else kimi.
 A call naming neither provider nor model uses ``COLIBRI_DEFAULT_MODEL`` when set, placed by the same rules.
+An alias (built-in, or the config file's ``[aliases]``) is resolved first; the result names the model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from colibri_router.errors import ConfigError, InvalidRequestError, error_family
+from colibri_router.providers.aliases import BUILTIN_ALIASES, resolve_alias
 from colibri_router.providers.builtin import BUILTIN_PROVIDERS
 from colibri_router.providers.config import load_config
 from colibri_router.providers.spec import ProviderSpec
@@ -42,6 +44,8 @@ class Connection:
 @dataclass(frozen=True, slots=True)
 class Registry:
     providers: Mapping[str, ProviderSpec]
+    aliases: Mapping[str, str] = field(default_factory=lambda: BUILTIN_ALIASES)
+    fallback: tuple[str, ...] = ()  # the config file's default fallback chain
 
     def get(self, name: str) -> ProviderSpec:
         spec = self.providers.get(name)
@@ -50,12 +54,13 @@ class Registry:
         return spec
 
     def choose(self, provider: str | None, model: str | None, settings: Settings) -> Choice:
+        model = resolve_alias(model, self.aliases)
         if provider is not None:
             spec = self.get(provider)
             if model is not None and model.startswith(f"{provider}:"):
                 model = model[len(provider) + 1 :]
             return Choice(spec, self._model_or_default(spec, model))
-        model = model or settings.default_model
+        model = model or resolve_alias(settings.default_model, self.aliases)
         if model is None:
             spec = self._default_provider(settings)
             return Choice(spec, self._model_or_default(spec, None))
@@ -92,9 +97,13 @@ class Registry:
 def load_registry() -> Registry:
     """Built-ins and the config file's providers, as the environment and the file say now."""
     config = load_config(_BUILTIN_NAMES)
-    if not config.providers:
+    if config.path is None:
         return _BUILTIN_REGISTRY
-    return Registry(MappingProxyType({**BUILTIN, **{spec.name: spec for spec in config.providers}}))
+    return Registry(
+        providers=MappingProxyType({**BUILTIN, **{spec.name: spec for spec in config.providers}}),
+        aliases=MappingProxyType({**BUILTIN_ALIASES, **config.aliases}),
+        fallback=config.fallback,
+    )
 
 
 _BUILTIN_REGISTRY = Registry(BUILTIN)

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from colibri_router.providers.phrases import GENERIC, Phrases
+
 WireName: TypeAlias = Literal["openai", "anthropic", "gemini", "cohere", "ollama"]
 WIRE_NAMES: tuple[WireName, ...] = ("openai", "anthropic", "gemini", "cohere", "ollama")
 MaxTokensField: TypeAlias = Literal["max_tokens", "max_completion_tokens"]
@@ -58,6 +60,8 @@ class ProviderSpec:
     tools: bool = True  # whether its models take tool definitions
     builtin: bool = True
     code_prefix: str = ""  # error codes: <PREFIX>_API_ERROR...; derived from the name when empty
+    # Conditions it marks only in message text (read by classify.py).
+    error_phrases: Phrases = field(default_factory=lambda: GENERIC)
 
     @property
     def error_prefix(self) -> str:

@@ -16,9 +16,11 @@ WIRES: Mapping[WireName, Callable[[Dialect], WireCodec]] = MappingProxyType(
 )
 
 
-def codec_for(provider: ProviderSpec, model: str, kimi_id_mode: KimiIdMode = "renumber") -> WireCodec:
+def codec_for(
+    provider: ProviderSpec, model: str, kimi_id_mode: KimiIdMode = "renumber", *, prompt_cache: bool = True
+) -> WireCodec:
     """The codec for one call: the provider's wire, shaped by the provider and the model's profile."""
-    return WIRES[provider.wire](Dialect(provider, profile_for(model), kimi_id_mode))
+    return WIRES[provider.wire](Dialect(provider, profile_for(model), kimi_id_mode, prompt_cache))
 
 
 __all__ = ["WIRES", "Dialect", "Encoded", "UpstreamError", "WireCodec", "codec_for"]

@@ -5,6 +5,9 @@ deterministically, for calls and results alike), the system prompt is a top-leve
 ``stop_reason`` is already in the host's vocabulary. Extended thinking: the one ``reasoning`` control
 becomes a ``budget_tokens``; signed ``thinking`` and ``redacted_thinking`` blocks go back unchanged.
 Usage reports cached and cache-written input apart from ``input_tokens``; the total is their sum.
+Prompt caching: cache breakpoints on the tools, the system prompt and the last user turn (three of
+the four Anthropic allows). A tool loop re-sends its whole history every turn, so this is where most
+of a loop's input cost goes; a breakpoint closing less than the model's minimum is simply not cached.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from colibri_router.wires.base import Dialect, Encoded, UpstreamError, nested_er
 ANTHROPIC_VERSION = "2023-06-01"
 TOOL_CHOICES = {"auto": "auto", "none": "none", "required": "any", "tool": "tool"}
 THINKING_BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
+CACHE_BREAKPOINT = {"type": "ephemeral"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +78,8 @@ class AnthropicCodec:
             body["tools"] = encode_tools(request.tools)
             if choice is not None:
                 body["tool_choice"] = encode_tool_choice(choice)
+        if self.dialect.prompt_cache:
+            mark_cache_breakpoints(body)
         body["stream"] = True
         return Encoded(body=body, warnings=tuple(warnings))
 
@@ -100,6 +106,17 @@ class AnthropicCodec:
         if body.pop("temperature", None) is not None:
             warnings.append("temperature not sent: Anthropic accepts only its default while thinking")
         return warnings
+
+
+def mark_cache_breakpoints(body: dict[str, Any]) -> None:
+    """Breakpoints after the tools, the system prompt and the last user turn (each caches what precedes it)."""
+    if body.get("tools"):
+        body["tools"][-1] = {**body["tools"][-1], "cache_control": CACHE_BREAKPOINT}
+    if "system" in body:
+        body["system"] = [{"type": "text", "text": body["system"], "cache_control": CACHE_BREAKPOINT}]
+    last_user = next((m for m in reversed(body["messages"]) if m["role"] == "user"), None)
+    if last_user is not None and last_user["content"]:
+        last_user["content"][-1] = {**last_user["content"][-1], "cache_control": CACHE_BREAKPOINT}
 
 
 def encode_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:

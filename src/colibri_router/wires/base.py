@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from colibri_router.conversation import AssistantTurn, CompletionRequest
-from colibri_router.errors import ErrorFamily, error_family
+from colibri_router.errors import ErrorFamily, Kind, error_family
 from colibri_router.providers.profiles import ModelProfile
 from colibri_router.providers.spec import ProviderSpec
 from colibri_router.retry import parse_retry_after
@@ -32,6 +32,7 @@ class Dialect:
     provider: ProviderSpec
     profile: ModelProfile
     kimi_id_mode: KimiIdMode = "renumber"
+    prompt_cache: bool = True  # mark cache breakpoints where the wire has them (COLIBRI_PROMPT_CACHE)
 
     @property
     def label(self) -> str:
@@ -63,6 +64,8 @@ class UpstreamError:
     error_type: str | None = None
     retryable: bool | None = None
     retry_after_s: float | None = None
+    kind: Kind | None = None  # None: classify.py decides from status, labels and the provider's phrases
+    labels: tuple[str, ...] = ()  # further structured labels (an error code beside the type, a reason)
 
 
 class WireCodec(Protocol):

@@ -25,12 +25,15 @@ def read_error(status: int, headers: Mapping[str, str], body: bytes) -> Upstream
         if inner is not None:
             return inner
         labels = {str(v) for v in (error.get("type"), error.get("code")) if isinstance(v, str | int) and v != ""}
+        if _openrouter_moderation(error):
+            return UpstreamError(message=str(error.get("message") or error_text(body)), kind="CONTENT_FILTERED")
         message = error.get("message")
         return UpstreamError(
             message=message if isinstance(message, str) and message else error_text(body),
             error_type=_label(error),
             retryable=False if labels & NON_RETRYABLE_TYPES else None,
             retry_after_s=retry_after(headers),
+            labels=tuple(sorted(labels)),
         )
     if isinstance(data, dict) and isinstance(data.get("message"), dict):
         # Mistral's 422: {"message": {"detail": [pydantic errors]}} — say which field it refused.
@@ -48,6 +51,12 @@ def _openrouter_inner(error: Mapping[str, Any]) -> UpstreamError | None:
     outer = error.get("message")
     prefix = f"{outer} ({provider})" if isinstance(outer, str) and isinstance(provider, str) else outer or "upstream"
     return UpstreamError(message=f"{prefix}: {inner.message}", error_type=inner.error_type or _label(error))
+
+
+def _openrouter_moderation(error: Mapping[str, Any]) -> bool:
+    """OpenRouter's 403 for a moderation flag carries the reasons in ``metadata`` (not an auth failure)."""
+    metadata = error.get("metadata")
+    return isinstance(metadata, dict) and ("reasons" in metadata or "flagged_input" in metadata)
 
 
 def _label(error: Mapping[str, Any]) -> str | None:
