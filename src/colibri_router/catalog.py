@@ -10,10 +10,27 @@ from __future__ import annotations
 
 import difflib
 
+import anyio
+import httpx
+
+from colibri_router.clients import shared_client
+from colibri_router.errors import ColibriError
 from colibri_router.pricing import known_models as priced_models
-from colibri_router.providers import Choice, ProviderSpec, Registry
+from colibri_router.providers import (
+    Choice,
+    ProviderSpec,
+    Registry,
+    configured,
+    configured_base_url,
+    connect,
+    load_registry,
+)
+from colibri_router.schema import ProviderModels, RouterModelsInput, RouterModelsResult
+from colibri_router.transport import http_error
+from colibri_router.wires import codec_for
 
 MAX_SUGGESTIONS = 3
+LIVE_TIMEOUT_S = 10.0
 
 
 def known_models(spec: ProviderSpec, registry: Registry) -> list[str]:
@@ -36,3 +53,62 @@ def did_you_mean(choice: Choice, registry: Registry) -> str:
         choice.model, known_models(choice.provider, registry), n=MAX_SUGGESTIONS, cutoff=0.5
     )
     return f" (did you mean: {', '.join(close)}?)" if close else ""
+
+
+async def list_models(args: RouterModelsInput, *, client: httpx.AsyncClient | None = None) -> RouterModelsResult:
+    """Every provider (or the one asked for) with what is known of its models; with ``live``, each
+    configured provider's own list too, asked in parallel within :data:`LIVE_TIMEOUT_S`."""
+    registry = load_registry()
+    specs = [registry.get(args.provider)] if args.provider else list(registry.providers.values())
+    entries = [_entry(spec, registry) for spec in specs]
+    if args.live:
+        http = client if client is not None else await shared_client()
+        with anyio.move_on_after(LIVE_TIMEOUT_S):
+            async with anyio.create_task_group() as group:
+                for spec, entry in zip(specs, entries, strict=True):
+                    if entry.configured:
+                        # Stays the answer for a provider still silent when the time is up.
+                        entry.live_error = f"{spec.error_prefix}_TIMEOUT: no model list within {LIVE_TIMEOUT_S:g} s"
+                        group.start_soon(_ask_live, spec, entry, http)
+    aliases = {
+        alias: target
+        for alias, target in registry.aliases.items()
+        if args.provider is None or target.startswith(f"{args.provider}:")
+    }
+    return RouterModelsResult(providers=entries, aliases=aliases)
+
+
+def _entry(spec: ProviderSpec, registry: Registry) -> ProviderModels:
+    return ProviderModels(
+        name=spec.name,
+        wire=spec.wire,
+        configured=configured(spec),
+        base_url=configured_base_url(spec),
+        default_model=spec.default_model,
+        models=known_models(spec, registry),
+        live_error=None,
+    )
+
+
+async def _ask_live(spec: ProviderSpec, entry: ProviderModels, http: httpx.AsyncClient) -> None:
+    """Merge the provider's own list into ``entry`` (live names first), or say why it failed."""
+    connection = None
+    try:
+        connection = connect(spec)
+        codec = codec_for(spec, spec.default_model or "")
+        url, headers = codec.model_list_endpoint(connection.base_url, connection.api_key)
+        response = await http.get(url, headers=headers)
+        if not response.is_success:
+            raise http_error(response, codec)
+        body = response.json()
+        live = codec.decode_model_list(body if isinstance(body, dict) else {})
+    except ColibriError as error:
+        if connection is not None and connection.api_key:
+            error.scrub(connection.api_key)
+        entry.live_error = f"{error.code}: {error.message}"
+        return
+    except (httpx.HTTPError, ValueError) as error:
+        entry.live_error = f"{spec.error_prefix}_API_ERROR: model list failed: {type(error).__name__}: {error}"
+        return
+    entry.models = list(dict.fromkeys([*live, *entry.models]))
+    entry.live_error = None

@@ -272,3 +272,29 @@ def with_provider_names(schema: dict[str, Any], names: Iterable[str]) -> dict[st
     provider = schema["properties"]["provider"]
     provider["anyOf"] = [{"type": "string", "enum": list(names)}, {"type": "null"}]
     return schema
+
+
+class RouterModelsInput(BaseModel):
+    """Arguments of ``router_models``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: str | None = Field(None, min_length=1, description="Only this provider.")
+    live: bool = Field(False, description="Also ask each configured provider's model-list endpoint (10 s).")
+
+
+class ProviderModels(BaseModel):
+    name: str
+    wire: str
+    configured: bool = Field(description="Its key is set (local servers: their base-URL variable).")
+    base_url: str
+    default_model: str | None
+    models: list[str]
+    live_error: str | None = Field(description="Why the live list failed, when asked for and it did.")
+
+
+class RouterModelsResult(BaseModel):
+    """What ``router_models`` returns (``structuredContent``)."""
+
+    providers: list[ProviderModels]
+    aliases: dict[str, str] = Field(description="Alias → provider:model.")

@@ -1,7 +1,16 @@
 """Providers as data: the registry of entries (wire and host), their host quirks, and model profiles."""
 
 from colibri_router.providers.profiles import ModelProfile, is_kimi_model, profile_for
-from colibri_router.providers.registry import BUILTIN, Choice, Connection, Registry, configured, connect, load_registry
+from colibri_router.providers.registry import (
+    BUILTIN,
+    Choice,
+    Connection,
+    Registry,
+    configured,
+    configured_base_url,
+    connect,
+    load_registry,
+)
 from colibri_router.providers.spec import HostQuirks, ProviderSpec, WireName
 
 __all__ = [
@@ -14,6 +23,7 @@ __all__ = [
     "Registry",
     "WireName",
     "configured",
+    "configured_base_url",
     "connect",
     "is_kimi_model",
     "load_registry",

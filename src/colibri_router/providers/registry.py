@@ -119,8 +119,12 @@ def connect(spec: ProviderSpec, api_key: str | None = None, base_url: str | None
             f"no API key for {spec.name}: set {names} in the environment the MCP host passes to colibri-router"
             + (" (or pass api_key)" if spec.builtin else "")
         )
-    url = base_url or (variable(spec.base_url_env) if spec.base_url_env else None) or spec.base_url
-    return Connection(api_key=key, base_url=url.rstrip("/"))
+    return Connection(api_key=key, base_url=(base_url or configured_base_url(spec)).rstrip("/"))
+
+
+def configured_base_url(spec: ProviderSpec) -> str:
+    """The entry's base URL as the environment says now: its variable, else its default."""
+    return ((variable(spec.base_url_env) if spec.base_url_env else None) or spec.base_url).rstrip("/")
 
 
 def configured(spec: ProviderSpec) -> bool:

@@ -32,7 +32,7 @@ from colibri_router.conversation import (
 from colibri_router.errors import InvalidRequestError, MalformedResponse
 from colibri_router.toolcalls.assembly import AnthropicStreamAssembler, StreamAssembler
 from colibri_router.toolcalls.ids import ids_for_claude
-from colibri_router.wires.base import Dialect, Encoded, UpstreamError, nested_error
+from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names, nested_error
 
 ANTHROPIC_VERSION = "2023-06-01"
 TOOL_CHOICES = {"auto": "auto", "none": "none", "required": "any", "tool": "tool"}
@@ -88,6 +88,13 @@ class AnthropicCodec:
 
     def read_error(self, status: int, headers: Mapping[str, str], body: bytes) -> UpstreamError:
         return nested_error(body, headers)
+
+    def model_list_endpoint(self, base_url: str, api_key: str | None) -> tuple[str, dict[str, str]]:
+        _, headers = self.endpoint(base_url, api_key, "")
+        return f"{base_url}/v1/models", headers
+
+    def decode_model_list(self, body: Mapping[str, Any]) -> list[str]:
+        return listed_names(body, "data", "id")
 
     def _encode_thinking(self, request: CompletionRequest, body: dict[str, Any]) -> list[str]:
         if request.reasoning is None or request.reasoning == "off":

@@ -84,6 +84,12 @@ class WireCodec(Protocol):
 
     def read_error(self, status: int, headers: Mapping[str, str], body: bytes) -> UpstreamError: ...
 
+    def model_list_endpoint(self, base_url: str, api_key: str | None) -> tuple[str, dict[str, str]]:
+        """The URL to GET for the provider's model list, and its headers."""
+        ...
+
+    def decode_model_list(self, body: Mapping[str, Any]) -> list[str]: ...
+
 
 def error_text(raw: bytes) -> str:
     """The start of an error body as text, for messages when it holds nothing structured."""
@@ -132,3 +138,14 @@ def nested_error(raw: bytes, headers: Mapping[str, str]) -> UpstreamError:
             retry_after_s=retry_after(headers),
         )
     return UpstreamError(message=error_text(raw), retry_after_s=retry_after(headers))
+
+
+def listed_names(body: Mapping[str, Any], key: str, field: str, prefix: str = "") -> list[str]:
+    """``body[key][*][field]`` as model names (``prefix`` removed), skipping anything malformed."""
+    entries = body.get(key)
+    names = []
+    for entry in entries if isinstance(entries, list) else ():
+        name = entry.get(field) if isinstance(entry, dict) else None
+        if isinstance(name, str) and name:
+            names.append(name.removeprefix(prefix))
+    return names

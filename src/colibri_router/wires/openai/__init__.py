@@ -18,7 +18,7 @@ from colibri_router.errors import InvalidRequestError
 from colibri_router.toolcalls.assembly import OpenAIStreamAssembler, StreamAssembler
 from colibri_router.toolcalls.ids import ids_for_kimi, ids_for_mistral, ids_for_openai
 from colibri_router.wires import rules
-from colibri_router.wires.base import Dialect, Encoded, UpstreamError
+from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names
 from colibri_router.wires.openai.decode import FINISH_REASONS, decode_body
 from colibri_router.wires.openai.errors import read_error
 from colibri_router.wires.openai.messages import encode_messages, encode_tools
@@ -89,6 +89,13 @@ class OpenAICodec:
 
     def read_error(self, status: int, headers: Mapping[str, str], body: bytes) -> UpstreamError:
         return read_error(status, headers, body)
+
+    def model_list_endpoint(self, base_url: str, api_key: str | None) -> tuple[str, dict[str, str]]:
+        _, headers = self.endpoint(base_url, api_key, "")
+        return f"{base_url}/models", headers
+
+    def decode_model_list(self, body: Mapping[str, Any]) -> list[str]:
+        return listed_names(body, "data", "id")
 
     def _history(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
         """The conversation under the IDs this model and host accept (derived afresh every request)."""
