@@ -243,7 +243,10 @@ def _config_problems(body: Mapping[str, Any]) -> list[Problem]:
                     "can be set only when mode is ANY"
                 )
             )
-    for t, tool in enumerate(body.get("tools") or []):
+    tools = body.get("tools") or []
+    if not isinstance(tools, list):
+        return [*problems, _invalid("Invalid JSON payload received. 'tools' must be a list")]
+    for t, tool in enumerate(tools):
         if not isinstance(tool, dict) or set(tool) - TOOL_FIELDS:
             unknown = sorted(set(tool) - TOOL_FIELDS) if isinstance(tool, dict) else ["<not an object>"]
             problems.append(_invalid(f"Invalid JSON payload received. Unknown name {unknown[0]!r} at 'tools[{t}]'"))

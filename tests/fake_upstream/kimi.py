@@ -119,7 +119,10 @@ def validate_kimi_request(
         problems.append(Problem(f"temperature {temperature!r} is out of range [0, 1]"))
     if body.get("tool_choice", "auto") not in ("auto", "none", None):
         problems.append(Problem(f"tool_choice {body['tool_choice']!r} is not supported, use 'auto' or 'none'"))
-    if len(body.get("tools") or []) > MAX_KIMI_TOOLS:
+    tools = body.get("tools") or []
+    if not isinstance(tools, list):
+        problems.append(Problem("tools must be a list"))
+    elif len(tools) > MAX_KIMI_TOOLS:
         problems.append(Problem(f"too many tools: at most {MAX_KIMI_TOOLS} are allowed"))
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
