@@ -215,6 +215,7 @@ MISTRAL_ID = "abcDEF123"
         ),
         ({}, [{"role": "user", "content": "x", "name": "bob"}], 422, "body.messages.1.user.name: Extra inputs"),
         ({"tool_choice": "auto_please"}, [], 422, "tool_choice: Input should be"),
+        ({}, [{"role": "developer", "content": "x"}], 422, "messages.1.role: Input should be 'system', 'user'"),
         ({}, [assistant("call_abc123456"), tool("call_abc123456")], 400, "Tool call id was call_abc123456 but must be"),
         ({}, [assistant(MISTRAL_ID), tool(MISTRAL_ID), USER], 400, "Unexpected role 'user' after role 'tool'"),
         ({}, [{"role": "assistant", "content": "hi"}], 400, "Expected last role User or Tool"),

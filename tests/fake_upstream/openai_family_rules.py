@@ -253,6 +253,14 @@ def mistral_problems(body: Mapping[str, Any]) -> list[Problem]:
     for i, msg in enumerate(messages):
         role = msg.get("role")
         allowed = MISTRAL_MESSAGE_FIELDS.get(role) if isinstance(role, str) else None
+        if allowed is None:
+            problems.append(
+                Problem(
+                    f"messages.{i}.role: Input should be 'system', 'user', 'assistant' or 'tool', got {role!r}",
+                    status=422,
+                    error_type="invalid_request_error",
+                )
+            )
         problems += [
             _extra_forbidden(("body", "messages", i, str(role), name), msg[name])
             for name in msg
