@@ -152,10 +152,10 @@ async def test_the_timeout_stops_every_run_and_keeps_what_they_did() -> None:
     async def slow_second_step(call: ModelCall) -> ModelStep:
         if call.origin.step == 1:
             return calls(LOOKUP)
-        await anyio.sleep(60)
+        await anyio.sleep_forever()
         return text("never")
 
-    report = await run_scenario(scenario(repeat=2), caller=slow_second_step, timeout_s=0.2)
+    report = await run_scenario(scenario(repeat=2), caller=slow_second_step, timeout_s=0.5)
     assert [(run.stop_reason, run.steps, run.status) for run in report.models[0].results] == [
         ("timeout", 1, "error"),
         ("timeout", 1, "error"),
@@ -171,7 +171,7 @@ async def test_setting_stop_cancels_every_run_and_still_reports() -> None:
         started += 1
         if started == 2:
             stop.set()
-        await anyio.sleep(60)
+        await anyio.sleep_forever()
         return text("never")
 
     report = await run_scenario(scenario(repeat=4), caller=hang, stop=stop, concurrency=2)
@@ -182,19 +182,23 @@ async def test_setting_stop_cancels_every_run_and_still_reports() -> None:
 async def test_cancelling_the_caller_stops_every_call_in_flight() -> None:
     in_flight: list[int] = []
     cancelled: list[int] = []
+    all_started = anyio.Event()
 
     async def hang(call: ModelCall) -> ModelStep:
         in_flight.append(call.origin.repeat)
+        if len(in_flight) == 3:
+            all_started.set()
         try:
-            await anyio.sleep(60)
+            await anyio.sleep_forever()
         except anyio.get_cancelled_exc_class():
             cancelled.append(call.origin.repeat)
             raise
         return text("never")
 
-    with anyio.move_on_after(0.2) as scope:
-        await run_scenario(scenario(repeat=3), caller=hang, concurrency=3)
-    assert scope.cancelled_caught
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: run_scenario(scenario(repeat=3), caller=hang, concurrency=3))
+        await all_started.wait()
+        group.cancel_scope.cancel()
     assert sorted(cancelled) == sorted(in_flight) == [1, 2, 3]
 
 

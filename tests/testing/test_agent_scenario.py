@@ -171,6 +171,9 @@ def test_params_are_router_call_options() -> None:
     assert paths_of(scenario(params={"messages": []})) == ["params.messages"]
     assert paths_of(scenario(params={"temperature": 9})) == ["params.temperature"]
     assert paths_of(scenario(params={"temprature": 0.2})) == ["params.temprature"]
+    named = {"type": "tool", "name": "lookup_order"}
+    assert validate_scenario(scenario(params={"tool_choice": named})).params["tool_choice"] == named
+    assert paths_of(scenario(params={"tool_choice": {**named, "name": "ghost"}})) == ["params.tool_choice.name"]
 
 
 @pytest.mark.parametrize(
@@ -251,3 +254,9 @@ def test_overrides_are_validated_like_the_scenario() -> None:
     with pytest.raises(ScenarioError) as caught:
         with_overrides(base, max_steps=60)
     assert [path for path, _ in caught.value.problems] == ["max_steps"]
+
+
+def test_the_scenario_json_schema_uses_the_yaml_names() -> None:
+    schema = Scenario.model_json_schema(by_alias=True)
+    assert {"colibri", "pass", "expect", "tools"} <= schema["properties"].keys()
+    assert "defaultResponse" in json.dumps(schema)

@@ -36,8 +36,10 @@ from colibri_router.testing.scenario import (
     InvalidInput,
     Scenario,
     ScenarioError,
+    ScenarioSource,
     load_scenario,
     parse_scenario,
+    with_overrides,
 )
 from colibri_router.testing.transcript import ConversationResult
 
@@ -64,6 +66,7 @@ __all__ = [
     "RunReport",
     "Scenario",
     "ScenarioError",
+    "ScenarioSource",
     "exit_code",
     "load_scenario",
     "match",
@@ -73,4 +76,5 @@ __all__ = [
     "run_concurrency",
     "run_conversation",
     "run_scenario",
+    "with_overrides",
 ]

@@ -66,8 +66,7 @@ def differences(pattern: Any, value: Any, *, exact: bool = False) -> list[Differ
 
 def same(left: Any, right: Any) -> bool:
     """Deep JSON equality: numbers by value, booleans apart from numbers, objects regardless of key order."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    # Python says True == 1; JSON does not: a boolean is never a number here (see _is_number).
     if _is_number(left) or _is_number(right):
         return _is_number(left) and _is_number(right) and left == right
     if isinstance(left, Mapping) and isinstance(right, Mapping):

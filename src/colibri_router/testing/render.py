@@ -11,7 +11,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from colibri_router.testing.report import ModelReport, Report
+from colibri_router.testing.report import ModelReport, Report, RunReport
 
 MARKS = {"pass": "✓", "fail": "✗", "error": "⚠"}
 EMPTY_CELL = "—"
@@ -42,11 +42,9 @@ def _problems(reports: Sequence[Report]) -> list[str]:
         for model in report.models:
             for run in model.results:
                 where = f"{report.scenario} · {model.model} · repeat {run.repeat}"
-                error = run.error or run.judge_error
-                if error is not None:
-                    found.append(f"{where} · error {error.code} ({error.kind}): {error.message}")
-                elif run.status == "error":
-                    found.append(f"{where} · stopped: {run.stop_reason}")
+                trouble = run_trouble(run)
+                if trouble is not None:
+                    found.append(f"{where} · {trouble}")
                 found.extend(
                     f"{where} · {result.type}{f' {result.label!r}' if result.label else ''}: {result.message}"
                     for result in run.assertions
@@ -93,9 +91,17 @@ def _seconds(model: ModelReport) -> str:
 def _details(model: ModelReport) -> str:
     lines = [f"repeat {failure.repeat} · {failure.assertion}: {failure.message}" for failure in model.failures]
     for run in model.results:
-        error = run.error or run.judge_error
-        if error is not None:
-            lines.append(f"repeat {run.repeat} · error {error.code} ({error.kind}): {error.message}")
-        elif run.status == "error":
-            lines.append(f"repeat {run.repeat} · stopped: {run.stop_reason}")
+        trouble = run_trouble(run)
+        if trouble is not None:
+            lines.append(f"repeat {run.repeat} · {trouble}")
     return "\n".join(lines)
+
+
+def run_trouble(run: RunReport) -> str | None:
+    """Why a run errored (a provider or judge error, or what stopped it early), or None."""
+    error = run.error or run.judge_error
+    if error is not None:
+        return f"error {error.code} ({error.kind}): {error.message}"
+    if run.status == "error":
+        return f"stopped: {run.stop_reason}"
+    return None

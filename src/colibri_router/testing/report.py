@@ -30,17 +30,21 @@ Detail = Literal["summary", "full"]
 SUMMARY_TEXT_CHARS = 200
 
 
-class RunReport(ConversationResult):
-    """One run (model and repeat): the conversation, its status and its assertions."""
+class RunOutcome(BaseModel):
+    """Which run, how it went: first in a run's report, before the conversation it had."""
 
     model: str
     repeat: int = Field(description="1-based.")
     status: RunStatus
     steps: int = Field(description="Model calls made (the length of `turns`).")
     trajectory: list[list[str]] = Field(description="Tool names per step that called tools.")
+    assertions: list[AssertionResult] = Field(default_factory=list)
     judge_cost_usd: float = 0.0
     judge_error: RunError | None = None
-    assertions: list[AssertionResult] = Field(default_factory=list)
+
+
+class RunReport(ConversationResult, RunOutcome):
+    """One run (a model, a repeat): its outcome, then its conversation (the seed's result fields)."""
 
 
 class Latency(BaseModel):

@@ -15,10 +15,8 @@ e.g. ``"5/9 kimi repeat 2: failed trajectory"``.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 import anyio
 
@@ -27,7 +25,7 @@ from colibri_router.testing.assertions import AssertionResult, Scope, evaluate
 from colibri_router.testing.caller import CallOrigin, ModelCaller
 from colibri_router.testing.loop import RunPlan, RunState, Spending, play
 from colibri_router.testing.report import Report, RunReport, RunStatus, build_report, run_report
-from colibri_router.testing.scenario import InvalidInput, Scenario, load_scenario, with_overrides
+from colibri_router.testing.scenario import InvalidInput, Scenario, ScenarioSource, load_scenario, with_overrides
 from colibri_router.testing.simulate import ToolSimulator
 from colibri_router.testing.transcript import INCOMPLETE_STOPS, ConversationResult
 
@@ -65,7 +63,7 @@ def run_concurrency(value: int | None = None) -> int:
 
 
 async def run_scenario(
-    scenario: Scenario | Mapping[str, Any] | str | os.PathLike[str] | Path,
+    scenario: ScenarioSource,
     *,
     caller: ModelCaller,
     models: list[str] | None = None,
@@ -115,38 +113,29 @@ async def run_scenario(
     )
 
 
+@dataclass
 class _Execution:
     """The shared state of one scenario's runs."""
 
-    def __init__(
-        self,
-        *,
-        scenario: Scenario,
-        caller: ModelCaller,
-        simulator: ToolSimulator,
-        spending: Spending,
-        limiter: anyio.CapacityLimiter,
-        deadline: float,
-        stop: anyio.Event,
-        on_progress: ProgressCallback | None,
-        total: int,
-    ) -> None:
-        self.scenario = scenario
-        self.caller = caller
-        self.simulator = simulator
-        self.spending = spending
-        self.limiter = limiter
-        self.deadline = deadline
-        self.stop = stop
-        self.on_progress = on_progress
-        self.total = total
-        self.results: list[RunReport] = []
-        self._active: set[anyio.CancelScope] = set()
-        self._labels = {turn.label: number for number, turn in enumerate(scenario.script, 1) if turn.label}
+    scenario: Scenario
+    caller: ModelCaller
+    simulator: ToolSimulator
+    spending: Spending
+    limiter: anyio.CapacityLimiter
+    deadline: float
+    stop: anyio.Event
+    on_progress: ProgressCallback | None
+    total: int
+    results: list[RunReport] = field(default_factory=list)
+    active: set[anyio.CancelScope] = field(default_factory=set)
+
+    @property
+    def turn_numbers(self) -> dict[str, int]:
+        return {turn.label: number for number, turn in enumerate(self.scenario.script, 1) if turn.label}
 
     async def watch_stop(self) -> None:
         await self.stop.wait()
-        for scope in list(self._active):
+        for scope in list(self.active):
             scope.cancel()
 
     async def run(self, model: str, repeat: int) -> None:
@@ -155,16 +144,16 @@ class _Execution:
         holds_slot = False
         try:
             with anyio.CancelScope(deadline=self.deadline) as scope:
-                self._active.add(scope)
+                self.active.add(scope)
                 if self.stop.is_set():
                     scope.cancel()
                 await self.limiter.acquire()
                 holds_slot = True
                 await play(plan, state, caller=self.caller, tools=self.simulator.start(), spending=self.spending)
-            self._active.discard(scope)
+            self.active.discard(scope)
             if state.stop_reason is None:  # this run's scope was cancelled: by the stop event or the deadline
                 state.stop("cancelled" if self.stop.is_set() else "timeout")
-            report = await self._judge(plan, state)
+            report = await self._evaluate(plan, state)
         finally:
             if holds_slot:
                 self.limiter.release()
@@ -172,7 +161,7 @@ class _Execution:
         if self.on_progress is not None:
             await self.on_progress(_progress(report, len(self.results), self.total))
 
-    async def _judge(self, plan: RunPlan, state: RunState) -> RunReport:
+    async def _evaluate(self, plan: RunPlan, state: RunState) -> RunReport:
         """The run's report: its assertions evaluated, unless it stopped before completing."""
         conversation = state.result()
         if conversation.stop_reason in INCOMPLETE_STOPS:
@@ -207,7 +196,7 @@ class _Execution:
         if label is None:
             turns, calls = conversation.turns, conversation.all_tool_calls
             return Scope("the run", turns, calls, conversation.stop_reason, state.messages)
-        number = self._labels[label]
+        number = self.turn_numbers[label]
         steps = [step for step in conversation.turns if step.turn == number]
         indexes = {step.index for step in steps}
         later = any(step.turn > number for step in conversation.turns)

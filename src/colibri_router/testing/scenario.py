@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Hashable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
 import yaml
 from jsonschema import SchemaError
@@ -237,6 +237,9 @@ class Scenario(BaseModel):
             for key in self.params
             if key in _PARAMS_GIVEN_ELSEWHERE
         ]
+        choice = self.params.get("tool_choice")
+        if isinstance(choice, Mapping) and choice.get("name") not in {tool.name for tool in self.tools}:
+            problems.append(("params.tool_choice.name", f"tool {choice.get('name')!r} is not declared in `tools`"))
         if problems:
             return problems
         try:
@@ -265,7 +268,11 @@ def _located(base: str, problem: tuple[str, str]) -> tuple[str, str]:
     return (f"{base}{place}" if place.startswith("[") else f"{base}.{place}"), message
 
 
-def load_scenario(source: Scenario | Mapping[str, Any] | str | os.PathLike[str]) -> Scenario:
+ScenarioSource: TypeAlias = Scenario | Mapping[str, Any] | str | os.PathLike[str]
+"""A scenario, its fields as a mapping, or the path of a YAML or JSON file (a ``str`` is a path)."""
+
+
+def load_scenario(source: ScenarioSource) -> Scenario:
     """A scenario from a model, a mapping, or a YAML/JSON file path; raises :class:`ScenarioError`."""
     if isinstance(source, Scenario):
         return source

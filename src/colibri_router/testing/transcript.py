@@ -74,16 +74,16 @@ class ConversationResult(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    turns: list[StepRecord] = Field(description="One entry per model call, in order.")
-    all_tool_calls: list[ToolCallRecord]
-    final_text: str = Field(description="The text of the last model answer.")
     stop_reason: RunStop
     truncated: bool = Field(description="True when max_steps ended the run before the model finished.")
     error: RunError | None = None
+    final_text: str = Field(description="The text of the last model answer.")
     total_usage: dict[str, int]
     total_latency_ms: int
     cost_usd: float = Field(description="The sum of the steps' known costs.")
     unpriced_steps: int = Field(default=0, description="Steps whose cost is unknown (not in cost_usd).")
+    turns: list[StepRecord] = Field(description="One entry per model call, in order.")
+    all_tool_calls: list[ToolCallRecord]
 
 
 def sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
