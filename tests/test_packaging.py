@@ -27,7 +27,7 @@ KEY_VARIABLES = {name for spec in BUILTIN.values() for name in spec.key_envs}
 BASE_URL_DEFAULTS = {spec.base_url_env: spec.base_url for spec in BUILTIN.values() if spec.base_url_env}
 # Read by the settings and config loaders themselves rather than by a Settings field.
 ENV_FILE_VARIABLE = "COLIBRI_ENV_FILE"
-FILE_VARIABLES = {ENV_FILE_VARIABLE, "COLIBRI_CONFIG"}
+FILE_VARIABLES = {ENV_FILE_VARIABLE, "COLIBRI_CONFIG", "COLIBRI_PRICE_UPDATES"}
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 

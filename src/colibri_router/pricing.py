@@ -15,12 +15,12 @@ table's) would otherwise land on the server's start-up time.
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from colibri_router.logs import get_logger
+from colibri_router.settings import variable
 
 if TYPE_CHECKING:
     from genai_prices.types import ModelInfo, PriceCalculation, Provider, Usage
@@ -214,7 +214,7 @@ _price_update = _PriceUpdate()
 
 
 def _start_price_update_if_opted_in() -> None:
-    if os.environ.get(PRICE_UPDATES_VARIABLE, "").strip().lower() in _OPT_IN_VALUES:
+    if (variable(PRICE_UPDATES_VARIABLE) or "").strip().lower() in _OPT_IN_VALUES:
         _price_update.start_once()
 
 

@@ -8,11 +8,17 @@ from types import MappingProxyType
 from colibri_router.providers.profiles import profile_for
 from colibri_router.providers.spec import ProviderSpec, WireName
 from colibri_router.toolcalls.ids import KimiIdMode
-from colibri_router.wires import anthropic, openai
+from colibri_router.wires import anthropic, cohere, gemini, ollama, openai
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, WireCodec
 
 WIRES: Mapping[WireName, Callable[[Dialect], WireCodec]] = MappingProxyType(
-    {"openai": openai.make_codec, "anthropic": anthropic.make_codec}
+    {
+        "openai": openai.make_codec,
+        "anthropic": anthropic.make_codec,
+        "gemini": gemini.make_codec,
+        "cohere": cohere.make_codec,
+        "ollama": ollama.make_codec,
+    }
 )
 
 

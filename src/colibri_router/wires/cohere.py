@@ -38,7 +38,7 @@ from colibri_router.providers.profiles import model_segment
 from colibri_router.toolcalls.arguments import parse_arguments
 from colibri_router.toolcalls.assembly.base import StreamAssembler, as_object, as_text
 from colibri_router.toolcalls.assembly.cohere import CohereStreamAssembler
-from colibri_router.wires.base import Dialect, Encoded, UpstreamError, nested_error
+from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names, nested_error
 
 WIRE = "cohere"
 KIND = "kind"  # ProviderState key: which field of Cohere's assistant message a reasoning part came from
@@ -69,6 +69,13 @@ class CohereCodec:
         if api_key:
             headers["authorization"] = f"Bearer {api_key}"
         return f"{base_url}/v2/chat", headers
+
+    def model_list_endpoint(self, base_url: str, api_key: str | None) -> tuple[str, dict[str, str]]:
+        _, headers = self.endpoint(base_url, api_key, "")
+        return f"{base_url}/v1/models", headers
+
+    def decode_model_list(self, body: Mapping[str, Any]) -> list[str]:
+        return listed_names(body, "models", "name")
 
     def encode(self, request: CompletionRequest) -> Encoded:
         body: dict[str, Any] = {"model": request.model, "messages": encode_messages(request.messages, request.system)}

@@ -43,7 +43,15 @@ from colibri_router.toolcalls.arguments import parse_arguments
 from colibri_router.toolcalls.assembly.base import StreamAssembler, as_object, as_text
 from colibri_router.toolcalls.assembly.ollama import OllamaStreamAssembler
 from colibri_router.toolcalls.ids import ids_for_kimi, ids_for_mistral
-from colibri_router.wires.base import Dialect, Encoded, UpstreamError, json_or_none, nested_error, retry_after
+from colibri_router.wires.base import (
+    Dialect,
+    Encoded,
+    UpstreamError,
+    json_or_none,
+    listed_names,
+    nested_error,
+    retry_after,
+)
 
 DEFAULT_PORT = 11434
 MIN_CONTEXT = 4096  # never ask for less than Ollama's larger default window
@@ -71,6 +79,13 @@ class OllamaCodec:
         if api_key:
             headers["authorization"] = f"Bearer {api_key}"
         return f"{normalize_host(base_url)}/api/chat", headers
+
+    def model_list_endpoint(self, base_url: str, api_key: str | None) -> tuple[str, dict[str, str]]:
+        _, headers = self.endpoint(base_url, api_key, "")
+        return f"{normalize_host(base_url)}/api/tags", headers
+
+    def decode_model_list(self, body: Mapping[str, Any]) -> list[str]:
+        return listed_names(body, "models", "name")
 
     def encode(self, request: CompletionRequest) -> Encoded:
         profile = self.dialect.profile

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from colibri_router.conversation import AssistantTurn, CompletionRequest, ToolChoice, ToolSpec
 from colibri_router.toolcalls.assembly.base import StreamAssembler
 from colibri_router.toolcalls.assembly.gemini import GeminiStreamAssembler
-from colibri_router.wires.base import Dialect, Encoded, UpstreamError
+from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names
 from colibri_router.wires.gemini.contents import encode_contents
 from colibri_router.wires.gemini.failures import read_error
 from colibri_router.wires.gemini.response import decode_response
@@ -34,6 +34,13 @@ class GeminiCodec:
         if api_key:
             headers["x-goog-api-key"] = api_key
         return f"{base_url}/{model_path(model)}:streamGenerateContent?alt=sse", headers
+
+    def model_list_endpoint(self, base_url: str, api_key: str | None) -> tuple[str, dict[str, str]]:
+        _, headers = self.endpoint(base_url, api_key, "")
+        return f"{base_url}/models", headers
+
+    def decode_model_list(self, body: Mapping[str, Any]) -> list[str]:
+        return listed_names(body, "models", "name", prefix="models/")
 
     def encode(self, request: CompletionRequest) -> Encoded:
         contents, warnings = encode_contents(request.messages)
