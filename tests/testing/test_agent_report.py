@@ -70,6 +70,8 @@ def test_a_model_report_counts_rates_and_verdicts() -> None:
     assert report.latency_ms.model_dump() == {"p50": 250, "max": 400}
     assert (report.cost_usd, report.total_usage) == (0.004, {"prompt_tokens": 40})
     assert model_report("m", results, repeat=4, min_pass_rate=0.7).verdict == "fail"
+    parallel = [run(1, "passed", [["a", "b"]]), run(2, "passed", [["b", "a"]])]
+    assert model_report("m", parallel, repeat=2, min_pass_rate=1.0).distinct_trajectories == 1
     assert model_report("m", results[:1], repeat=1, min_pass_rate=1.0).verdict == "pass"
     assert model_report("m", results[3:], repeat=1, min_pass_rate=1.0).verdict == "error"
 

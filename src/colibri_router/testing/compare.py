@@ -46,9 +46,9 @@ def typical_run(runs: Sequence[RunReport]) -> RunReport | None:
     pool = [run for run in runs if run.status != "error"] or list(runs)
     if not pool:
         return None
-    counts = Counter(_signature(run) for run in pool)
+    counts = Counter(trajectory_signature(run) for run in pool)
     typical, _ = counts.most_common(1)[0]
-    return next(run for run in pool if _signature(run) == typical)
+    return next(run for run in pool if trajectory_signature(run) == typical)
 
 
 def compare_models(by_model: Mapping[str, Sequence[RunReport]]) -> list[ModelComparison]:
@@ -111,7 +111,8 @@ def _first_inputs(run: RunReport) -> dict[str, dict[str, Any]]:
     return inputs
 
 
-def _signature(run: RunReport) -> Signature:
+def trajectory_signature(run: RunReport) -> Signature:
+    """A run's trajectory with each parallel step's tools sorted: the order of parallel calls does not count."""
     return tuple(tuple(sorted(step)) for step in run.trajectory)
 
 

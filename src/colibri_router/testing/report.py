@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from colibri_router.testing.assertions import AssertionResult
-from colibri_router.testing.compare import ModelComparison, compare_models
+from colibri_router.testing.compare import ModelComparison, compare_models, trajectory_signature
 from colibri_router.testing.simulate import ToolSimulator
 from colibri_router.testing.transcript import ConversationResult, RunError, sum_usage, trajectory_of
 
@@ -155,7 +155,7 @@ def model_report(model: str, results: Sequence[RunReport], repeat: int, min_pass
     else:
         verdict = "pass"
     latencies = [run.total_latency_ms for run in results if run.steps]
-    signatures = {tuple(map(tuple, run.trajectory)) for run in results if run.status != "error"}
+    signatures = {trajectory_signature(run) for run in results if run.status != "error"}
     return ModelReport(
         model=model,
         runs=len(results),
