@@ -211,7 +211,8 @@ def _deliver(ex: _Exchange, reply: Reply, request: RecordedRequest) -> None:
     if not ex.wait(reply.delay_s):
         return
     if isinstance(reply, MessageReply):
-        route.remember_issued(reply.body)
+        if request.endpoint == "chat":
+            route.remember_issued(reply.body)
         if request.endpoint == "chat" and route.wants_stream(request):
             frames = route.stream_frames(reply.body, request)
             ex.stream(frames, route.stream_content_type, route.ping_frame, hold_open_s=reply.hold_open_s)
