@@ -23,6 +23,8 @@ from fake_upstream import (
 from harness import ANTHROPIC_KEY, KIMI_KEY, SERVER_COMMAND, router_session
 from mcp.types import LATEST_PROTOCOL_VERSION
 
+from colibri_router.providers import BUILTIN
+
 pytestmark = pytest.mark.e2e
 
 WEATHER_TOOL = {
@@ -37,7 +39,7 @@ async def test_lists_router_call_with_its_schema(server_env: dict[str, str], ser
         tools = (await session.list_tools()).tools
     assert [t.name for t in tools] == ["router_call"]
     schema = tools[0].input_schema
-    assert schema["properties"]["provider"]["anyOf"][0]["enum"] == ["kimi", "claude"]
+    assert schema["properties"]["provider"]["anyOf"][0]["enum"] == list(BUILTIN)  # the registry's names
     assert schema["properties"]["max_tokens"]["anyOf"][0]["minimum"] == 1
     assert tools[0].output_schema is not None
 
@@ -54,7 +56,9 @@ async def test_text_from_kimi_and_claude(
     assert kimi.structured_content["content"] == "Bonjour from K2"
     assert kimi.structured_content["provider"] == "kimi"
     assert (kimi.structured_content["prompt_tokens"], kimi.structured_content["completion_tokens"]) == (11, 7)
-    assert kimi.content[0].text == "Bonjour from K2"
+    # The text block holds the same object as compact JSON, for hosts that read only the text.
+    assert json.loads(kimi.content[0].text) == kimi.structured_content
+    assert kimi.structured_content["message"] is None  # nothing to replay: the host appends the text
     assert claude.structured_content["content"] == "Hello from Claude"
     assert claude.structured_content["provider"] == "claude"
     assert claude.structured_content["stop_reason"] == "end_turn"
@@ -80,7 +84,8 @@ async def test_tool_calls_from_kimi_and_claude(
         assert structured["stop_reason"] == "tool_use"
         [call] = structured["tool_calls"]
         assert (call["name"], call["input"]) == ("get_weather", {"city": city})
-        blocks = json.loads(structured["content"])
+        assert structured["content"] == ""
+        blocks = structured["message"]["content"]
         assert blocks == [{"type": "tool_use", "id": call["id"], "name": "get_weather", "input": {"city": city}}]
     assert fake_upstream.kimi.requests[0].body["tools"][0]["function"]["name"] == "get_weather"
     assert fake_upstream.violations == []

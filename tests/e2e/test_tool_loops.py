@@ -37,7 +37,8 @@ class Host:
         result = await self.session.call_tool("router_call", {"messages": self.messages, **arguments})
         assert not result.is_error, result.content[0].text
         structured: dict[str, Any] = result.structured_content or {}
-        self.messages.append(structured["message"])
+        # `message` is null for an answer without tool calls: then the host appends the text.
+        self.messages.append(structured["message"] or {"role": "assistant", "content": structured["content"]})
         if structured["tool_calls"]:
             self.messages.append(
                 {

@@ -10,6 +10,7 @@ from colibri_router.providers.registry import (
     configured_base_url,
     connect,
     load_registry,
+    provider_names,
 )
 from colibri_router.providers.spec import HostQuirks, ProviderSpec, WireName
 
@@ -28,4 +29,5 @@ __all__ = [
     "is_kimi_model",
     "load_registry",
     "profile_for",
+    "provider_names",
 ]

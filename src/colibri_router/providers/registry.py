@@ -135,3 +135,12 @@ def configured(spec: ProviderSpec) -> bool:
     if spec.local:
         return bool(spec.base_url_env and variable(spec.base_url_env))
     return True
+
+
+def provider_names() -> list[str]:
+    """The registry's names as the environment and config file stand now; the built-ins alone when
+    the config file is broken (every call then reports the problem)."""
+    try:
+        return list(load_registry().providers)
+    except ConfigError:
+        return list(BUILTIN)
