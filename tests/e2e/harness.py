@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fake_upstream import FakeUpstream
 from mcp import ClientSession
@@ -69,3 +71,32 @@ async def router_session(env: dict[str, str], stderr_path: Path) -> AsyncIterato
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             yield session
+
+
+ADD_TOOL = {
+    "name": "add",
+    "description": "Add two integers.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    },
+}
+
+
+async def add_turn(session: ClientSession, messages: list[dict[str, Any]], **args: Any) -> dict[str, Any]:
+    """One router_call offering the ``add`` tool; the host appends the answer and, for every call, the
+    tool's result (the sum), as an MCP host runs a tool loop."""
+    result = await session.call_tool("router_call", {"messages": messages, "tools": [ADD_TOOL], **args})
+    assert not result.is_error, result.content[0].text  # type: ignore[union-attr]
+    structured = result.structured_content
+    assert structured is not None
+    assert json.loads(result.content[0].text) == structured  # type: ignore[union-attr]
+    messages.append(structured["message"] or {"role": "assistant", "content": structured["content"]})
+    if structured["tool_calls"]:
+        results = [
+            {"type": "tool_result", "tool_use_id": call["id"], "content": str(call["input"]["a"] + call["input"]["b"])}
+            for call in structured["tool_calls"]
+        ]
+        messages.append({"role": "user", "content": results})
+    return structured

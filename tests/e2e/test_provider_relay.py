@@ -3,7 +3,6 @@ fake the way the real service checks it (issue "Providers, part 1", §7)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,46 +18,9 @@ from fake_upstream import (
     openai_text,
     openai_tool_calls,
 )
-from harness import every_provider_env, router_session
-from mcp import ClientSession
+from harness import add_turn, every_provider_env, router_session
 
 pytestmark = pytest.mark.e2e
-
-ADD = {
-    "name": "add",
-    "description": "Add two integers.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-        "required": ["a", "b"],
-    },
-}
-
-
-async def turn(session: ClientSession, messages: list[dict[str, Any]], **args: Any) -> dict[str, Any]:
-    """One router_call; the host appends the answer and, for each tool call, the tool's result."""
-    result = await session.call_tool("router_call", {"messages": messages, "tools": [ADD], **args})
-    assert not result.is_error, result.content[0].text  # type: ignore[union-attr]
-    structured = result.structured_content
-    assert structured is not None
-    assert json.loads(result.content[0].text) == structured  # type: ignore[union-attr]
-    message = structured["message"] or {"role": "assistant", "content": structured["content"]}
-    messages.append(message)
-    if structured["tool_calls"]:
-        messages.append(
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": call["id"],
-                        "content": str(call["input"]["a"] + call["input"]["b"]),
-                    }
-                    for call in structured["tool_calls"]
-                ],
-            }
-        )
-    return structured
 
 
 async def test_a_tool_loop_relays_across_six_providers(
@@ -91,12 +53,12 @@ async def test_a_tool_loop_relays_across_six_providers(
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Add up 1+2, then keep adding."}]
     async with router_session(env, server_log) as session:
         answers = [
-            await turn(session, messages, provider="kimi", model="kimi-k2.6"),
-            await turn(session, messages, model="gpt-4.1"),
-            await turn(session, messages, model="mistral-large-latest"),
-            await turn(session, messages, model="claude-sonnet-4-5"),
-            await turn(session, messages, model="openrouter:moonshotai/kimi-k2.6"),
-            await turn(session, messages, model="Qwen/Qwen3-Coder"),
+            await add_turn(session, messages, provider="kimi", model="kimi-k2.6"),
+            await add_turn(session, messages, model="gpt-4.1"),
+            await add_turn(session, messages, model="mistral-large-latest"),
+            await add_turn(session, messages, model="claude-sonnet-4-5"),
+            await add_turn(session, messages, model="openrouter:moonshotai/kimi-k2.6"),
+            await add_turn(session, messages, model="Qwen/Qwen3-Coder"),
         ]
 
     assert fake_upstream.violations == []
