@@ -14,7 +14,9 @@ and a ``retryable`` flag; hosts and scripts branch on ``code``, never on message
     │   ├── KimiTimeoutError          KIMI_TIMEOUT
     │   ├── AnthropicTimeoutError     ANTHROPIC_TIMEOUT
     │   └── <Prefix>TimeoutError      <PREFIX>_TIMEOUT
-    └── InvalidRequestError           INVALID_REQUEST: input no provider could accept
+    ├── InvalidRequestError           INVALID_REQUEST: input no provider could accept
+    └── CostCapError                  BUDGET_EXCEEDED: the call's worst case is above max_cost_usd
+                                      (the store's BudgetExceeded shares the code: a budget is reached)
 
 ``<PREFIX>`` is the registry name upper-cased with every non-alphanumeric turned into ``_``
 (``OPENAI``, ``KIMI_ANTHROPIC``, ``GPU_BOX``); ``kimi`` and ``claude`` keep ``KIMI`` and ``ANTHROPIC``.
@@ -144,6 +146,13 @@ class ApiError(ColibriError):
             exhausted=exhausted,
             kind=self.kind,
         )
+
+
+class CostCapError(ColibriError):
+    """The call's worst-case cost is above its ``max_cost_usd``: nothing was sent."""
+
+    code = "BUDGET_EXCEEDED"
+    kind: Kind = "BUDGET_EXCEEDED"
 
 
 class DeadlineError(ColibriError):

@@ -9,6 +9,7 @@ call gives none, and progress heartbeats while the upstream streams.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 import httpx
@@ -39,6 +40,9 @@ from colibri_router.wires import codec_for
 __all__ = ["build_request", "open_http_client", "route", "tools_named_in", "with_neutral_ids"]
 
 OPEN_SCHEMA = {"type": "object"}
+# Called with each attempt's provider choice and request just before it is sent: may refuse it (by
+# raising) and returns warnings for the result. The service uses it for cost caps and budgets.
+Admit = Callable[[Choice, CompletionRequest], Awaitable[list[str]]]
 # Failures another model may not have. Never after INVALID_REQUEST, AUTH_FAILED, CONFIG_ERROR or
 # CONTENT_FILTERED: the next model would refuse the same request, or the user must act.
 FALLBACK_KINDS = frozenset(
@@ -64,6 +68,7 @@ class _Call:
     deadline: Deadline
     client: httpx.AsyncClient | None
     notify: Notify | None
+    admit: Admit | None
 
 
 async def route(
@@ -71,12 +76,13 @@ async def route(
     *,
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
+    admit: Admit | None = None,
 ) -> RouterCallResult:
     """One router_call: the requested model, then each fallback in turn while failures allow it, all
     within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried)."""
     settings = load_settings()
     registry = load_registry()
-    call = _Call(args, settings, registry, Deadline.after(args.timeout_s or settings.timeout_s), client, notify)
+    call = _Call(args, settings, registry, Deadline.after(args.timeout_s or settings.timeout_s), client, notify, admit)
     candidates = [(args.provider, args.model), *((None, m) for m in (args.fallback or registry.fallback))]
     attempts: list[Attempt] = []
     for position, (provider, model) in enumerate(candidates):
@@ -108,6 +114,8 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         raise InvalidRequestError(f"provider {provider.name!r} takes no tools (its config entry says tools = false)")
     connection = connect(provider)
     request, warnings = build_request(args, model)
+    if call.admit is not None:
+        warnings.extend(await call.admit(choice, request))
     codec = codec_for(provider, model, settings.kimi_tool_ids, prompt_cache=settings.prompt_cache == "auto")
     progress = CallProgress(provider.name, call.notify)
 
@@ -152,6 +160,7 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         # A turn without tool calls needs nothing replayed: the host appends its `content` as text.
         message=AssistantMessage(content=anthropic_blocks(turn.parts)) if calls else None,
         attempts=[],
+        thread_id=None,
     )
 
 

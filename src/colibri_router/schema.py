@@ -180,6 +180,14 @@ class RouterCallInput(BaseModel):
     timeout_s: float | None = Field(
         None, gt=0, description="Total seconds for the call, retries included (default COLIBRI_TIMEOUT_S, 300)."
     )
+    thread_id: str | None = Field(
+        None,
+        min_length=1,
+        description='"new" starts a stored thread; an id continues one. With a thread, send only the new turns.',
+    )
+    max_cost_usd: float | None = Field(
+        None, ge=0, description="Refuse the call (nothing sent) when its worst-case cost is above this."
+    )
     fallback: list[Annotated[str, Field(min_length=1)]] | None = Field(
         None,
         max_length=8,
@@ -191,6 +199,12 @@ class RouterCallInput(BaseModel):
         if (self.prompt is None) == (self.messages is None):
             raise ValueError("give exactly one of `prompt` (a single user turn) or `messages` (a conversation)")
         return self
+
+    def new_turns(self) -> list[dict[str, Any]]:
+        """The call's turns as JSON dicts (what a thread stores)."""
+        if self.messages is None:
+            return [{"role": "user", "content": self.prompt or ""}]
+        return [message.model_dump(mode="json", exclude_none=True) for message in self.messages]
 
     def conversation(self) -> tuple[Message, ...]:
         if self.messages is None:
@@ -264,6 +278,7 @@ class RouterCallResult(BaseModel):
         )
     )
     attempts: list[Attempt] = Field(description="Each model tried, in order (fallbacks).")
+    thread_id: str | None = Field(None, description="The thread this call continued; null for stateless calls.")
 
 
 def with_provider_names(schema: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:

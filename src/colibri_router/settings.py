@@ -38,11 +38,16 @@ class Settings(BaseSettings):
     default_model: str | None = Field(None, min_length=1, validation_alias="COLIBRI_DEFAULT_MODEL")
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0, validation_alias="COLIBRI_TIMEOUT_S")
     prompt_cache: Literal["auto", "off"] = Field("auto", validation_alias="COLIBRI_PROMPT_CACHE")
+    store: Literal["on", "off"] = Field("on", validation_alias="COLIBRI_STORE")
+    state_dir: str | None = Field(None, min_length=1, validation_alias="COLIBRI_STATE_DIR")
+    thread_ttl_days: float = Field(30.0, gt=0, validation_alias="COLIBRI_THREAD_TTL_DAYS")
+    budget_daily_usd: float | None = Field(None, ge=0, validation_alias="COLIBRI_BUDGET_DAILY_USD")
+    budget_monthly_usd: float | None = Field(None, ge=0, validation_alias="COLIBRI_BUDGET_MONTHLY_USD")
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         "info", validation_alias="COLIBRI_LOG_LEVEL"
     )
 
-    @field_validator("kimi_tool_ids", "default_provider", "prompt_cache", "log_level", mode="before")
+    @field_validator("kimi_tool_ids", "default_provider", "prompt_cache", "store", "log_level", mode="before")
     @classmethod
     def _case_insensitive(cls, value: object) -> object:
         if not isinstance(value, str):
