@@ -175,6 +175,9 @@ class AssistantTurn:
     model: str | None
     usage: Usage = field(default_factory=Usage)
     warnings: tuple[str, ...] = ()
+    # How the router had to repair the model's tool calling, as facts ("markers_parsed",
+    # "tool_choice_nudged", "ids_repaired", "arguments_unparseable"): agent tests score them.
+    repairs: tuple[str, ...] = ()
 
     def text(self) -> str:
         return "".join(p.text for p in self.parts if isinstance(p, Text))

@@ -140,7 +140,7 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         ),
         local=provider.local,
     )
-    return RouterCallResult(
+    result = RouterCallResult(
         provider=provider.name,
         content=turn.text(),
         model=turn.model or request.model,
@@ -162,6 +162,8 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         attempts=[],
         thread_id=None,
     )
+    result.set_repairs(turn.repairs)
+    return result
 
 
 def _attempt_entry(choice: Choice | None, asked: str | None, outcome: str, kind: str | None, started: float) -> Attempt:
@@ -219,4 +221,16 @@ def with_neutral_ids(turn: AssistantTurn, history: tuple[Message, ...]) -> Assis
         return turn
     renamed = iter(neutral_ids_for_new_calls(calls, history))
     parts = tuple(next(renamed) if isinstance(part, ToolCall) else part for part in turn.parts)
-    return replace(turn, parts=parts)
+    return replace(turn, parts=parts, repairs=(*turn.repairs, *_call_repairs(calls)))
+
+
+def _call_repairs(calls: tuple[ToolCall, ...]) -> tuple[str, ...]:
+    """Repairs of the model's own calls: IDs it left out or repeated, arguments that were not JSON.
+    Renaming valid IDs to neutral ones is routine, not a repair."""
+    ids = [call.id for call in calls]
+    repairs = []
+    if not all(ids) or len(set(ids)) != len(ids):
+        repairs.append("ids_repaired")
+    if any("_parse_error" in call.arguments for call in calls):
+        repairs.append("arguments_unparseable")
+    return tuple(repairs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from colibri_router.conversation import (
     Message,
@@ -279,6 +279,16 @@ class RouterCallResult(BaseModel):
     )
     attempts: list[Attempt] = Field(description="Each model tried, in order (fallbacks).")
     thread_id: str | None = Field(default=None, description="The thread this call continued; null for stateless calls.")
+    # Not part of the result a host reads: how the router repaired the model's tool calling, as data,
+    # for in-process callers (agent tests score it).
+    _repairs: tuple[str, ...] = PrivateAttr(default=())
+
+    @property
+    def repairs(self) -> tuple[str, ...]:
+        return self._repairs
+
+    def set_repairs(self, repairs: tuple[str, ...]) -> None:
+        self._repairs = tuple(dict.fromkeys(repairs))
 
 
 def with_provider_names(schema: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:

@@ -93,7 +93,9 @@ async def run_completion(
             exc.scrub(connection.api_key)
         raise
     latency_ms = round((time.monotonic() - progress.started_at) * 1000)
-    turn = replace(turn, warnings=(*clamp_warnings, *encoded.warnings, *turn.warnings))
+    turn = replace(
+        turn, warnings=(*clamp_warnings, *encoded.warnings, *turn.warnings), repairs=(*encoded.repairs, *turn.repairs)
+    )
     _log_success(dialect.label, turn, latency_ms, log)
     return Completion(request=request, turn=turn, latency_ms=latency_ms, ttft_ms=progress.ttft_ms)
 

@@ -25,6 +25,7 @@ from colibri_router.testing.matcher import match
 from colibri_router.testing.record import Recorder, RecordingError, Replayer
 from colibri_router.testing.render import render_junit, render_pretty
 from colibri_router.testing.report import ExitCode, ModelReport, Report, RunReport, exit_code
+from colibri_router.testing.router_caller import RouterCaller
 from colibri_router.testing.runner import (
     CONCURRENCY_VARIABLE,
     ProgressCallback,
@@ -62,6 +63,7 @@ __all__ = [
     "Repair",
     "Replayer",
     "Report",
+    "RouterCaller",
     "RunProgress",
     "RunReport",
     "Scenario",

@@ -30,9 +30,14 @@ async def run_conversation(
     tool_simulations: Sequence[ToolSimulation | Mapping[str, Any]],
     max_turns: int = 10,
     *,
-    caller: ModelCaller,
+    caller: ModelCaller | None = None,
 ) -> ConversationResult:
-    """Run ``model`` on ``request`` until it answers without tool calls or makes ``max_turns`` calls."""
+    """Run ``model`` on ``request`` until it answers without tool calls or makes ``max_turns`` calls;
+    ``caller`` is the router unless given."""
+    if caller is None:
+        from colibri_router.testing.router_caller import RouterCaller  # the router: only when it is used
+
+        caller = RouterCaller()
     scenario = conversation_scenario(model, request, tool_simulations, max_turns)
     state = RunState()
     simulation = ToolSimulator(scenario.tools).start()

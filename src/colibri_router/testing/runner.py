@@ -65,7 +65,7 @@ def run_concurrency(value: int | None = None) -> int:
 async def run_scenario(
     scenario: ScenarioSource,
     *,
-    caller: ModelCaller,
+    caller: ModelCaller | None = None,
     models: list[str] | None = None,
     repeat: int | None = None,
     max_steps: int | None = None,
@@ -77,9 +77,14 @@ async def run_scenario(
 ) -> Report:
     """Run ``scenario`` (a :class:`Scenario`, a mapping, or a YAML/JSON path) and report.
 
+    ``caller`` answers the model calls; by default the router itself (:class:`RouterCaller`).
     ``models``, ``repeat`` and ``max_steps`` replace the scenario's own (validated the same way).
     Raises ``ScenarioError``/``InvalidInput`` or ``ConfigError`` before running anything.
     """
+    if caller is None:
+        from colibri_router.testing.router_caller import RouterCaller  # the router: only when it is used
+
+        caller = RouterCaller()
     plan = with_overrides(load_scenario(scenario), models=models, repeat=repeat, max_steps=max_steps)
     if max_cost_usd is not None and max_cost_usd < 0:
         raise InvalidInput(f"max_cost_usd must be at least 0, got {max_cost_usd}")

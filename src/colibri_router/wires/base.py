@@ -53,6 +53,7 @@ class Dialect:
 class Encoded:
     body: dict[str, Any]
     warnings: tuple[str, ...] = ()
+    repairs: tuple[str, ...] = ()  # e.g. "tool_choice_nudged": see AssistantTurn.repairs
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,6 +94,7 @@ class OllamaCodec:
                 f"{request.model} accepts at most {profile.max_tools} tools; the call gave {len(request.tools)}"
             )
         warnings: list[str] = []
+        repairs: tuple[str, ...] = ()
         messages = encode_messages(self._with_profile_ids(request.messages), request.system)
         body: dict[str, Any] = {"model": request.model, "messages": messages}
         choice = request.tool_choice
@@ -102,6 +103,7 @@ class OllamaCodec:
             nudge = _nudge(choice)
             if nudge is not None:
                 messages.append({"role": "user", "content": nudge})
+                repairs = ("tool_choice_nudged",)
                 warnings.append(
                     f"Ollama has no tool_choice: asked the model in a user message to {nudge[0].lower()}{nudge[1:]}"
                 )
@@ -113,7 +115,7 @@ class OllamaCodec:
             options["temperature"] = request.temperature
         body["options"] = options
         body["stream"] = True
-        return Encoded(body=body, warnings=(*warnings, *think_warnings))
+        return Encoded(body=body, warnings=(*warnings, *think_warnings), repairs=repairs)
 
     def _with_profile_ids(self, messages: Sequence[Message]) -> Sequence[Message]:
         """A model family's ID rule holds wherever it is served (Kimi K2 on Ollama's cloud reads its

@@ -69,23 +69,27 @@ class OpenAICodec:
                 body["temperature"] = request.temperature
             else:
                 warnings.append(f"temperature not sent: {request.model} accepts only its default")
+        repairs: tuple[str, ...] = ()
         if request.tools:  # I10: no tools key at all for an empty list
-            warnings.extend(self._encode_tools(request, body, messages))
+            tool_warnings, repairs = self._encode_tools(request, body, messages)
+            warnings.extend(tool_warnings)
         warnings.extend(self._encode_reasoning(request, body))
         body["stream"] = True
         if host.include_usage:
             body["stream_options"] = {"include_usage": True}
-        return Encoded(body=body, warnings=tuple(warnings))
+        return Encoded(body=body, warnings=tuple(warnings), repairs=repairs)
 
     def decode(self, body: Mapping[str, Any], request: CompletionRequest) -> AssistantTurn:
         turn = decode_body(body)
         parts = list(turn.parts)
+        found_markers = False
         if self.dialect.profile.parses_markers:
-            parts, _ = rules.parse_marker_calls(parts)
+            parts, found_markers = rules.parse_marker_calls(parts)
         calls = [p for p in parts if isinstance(p, ToolCall)]
         warnings = rules.undeclared_call_warnings(calls, {tool.name for tool in request.tools})
         stop = "tool_use" if calls else FINISH_REASONS.get(turn.stop_reason or "", turn.stop_reason)
-        return replace(turn, parts=tuple(parts), stop_reason=stop, warnings=warnings)
+        repairs = ("markers_parsed",) if found_markers else ()
+        return replace(turn, parts=tuple(parts), stop_reason=stop, warnings=warnings, repairs=repairs)
 
     def read_error(self, status: int, headers: Mapping[str, str], body: bytes) -> UpstreamError:
         return read_error(status, headers, body)
@@ -109,22 +113,24 @@ class OpenAICodec:
 
     def _encode_tools(
         self, request: CompletionRequest, body: dict[str, Any], messages: list[dict[str, Any]]
-    ) -> list[str]:
+    ) -> tuple[list[str], tuple[str, ...]]:
+        """Tools and tool_choice into ``body``; returns the warnings and the repairs made."""
         profile, host = self.dialect.profile, self.dialect.provider.quirks
         choice = request.tool_choice
         if choice is not None and choice.mode == "none" and host.none_drops_tools:
-            return [f"tool_choice none: the tools were left out ({self.dialect.label} garbles answers otherwise)"]
+            return [f"tool_choice none: the tools were left out ({self.dialect.label} garbles answers otherwise)"], ()
         body["tools"] = encode_tools(request.tools)
         nudge = None if profile.forced_tool_choice else rules.tool_choice_nudge(choice)
         if nudge is not None:
             body["tool_choice"] = "auto"
             messages.append({"role": "user", "content": nudge})
-            return [
+            warning = (
                 f"{request.model} does not support tool_choice {rules.describe_choice(choice)}: sent 'auto' "
                 f"and asked the model in a user message to call the tool"
-            ]
+            )
+            return [warning], ("tool_choice_nudged",)
         body["tool_choice"] = self._tool_choice(choice)
-        return []
+        return [], ()
 
     def _tool_choice(self, choice: ToolChoice | None) -> str | dict[str, Any]:
         if choice is None or choice.mode == "auto":

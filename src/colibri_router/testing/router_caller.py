@@ -1,0 +1,72 @@
+"""The real model caller: each scenario step is one in-process ``router_call``, through the same
+service the MCP tool uses, so every provider rule (K2 IDs, marker parsing, reasoning replay, retries,
+the deadline), the ledger and the budgets apply. The router's repairs come back as data."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import httpx
+from pydantic import ValidationError
+
+from colibri_router.errors import ColibriError
+from colibri_router.schema import RouterCallInput, RouterCallResult
+from colibri_router.testing.caller import ModelCall, ModelCallError, ModelStep, ModelToolCall, Repair
+
+
+class RouterCaller:
+    """A :class:`~colibri_router.testing.caller.ModelCaller` backed by the router."""
+
+    def __init__(self, *, principal: str | None = None, client: httpx.AsyncClient | None = None) -> None:
+        self._principal = principal
+        self._client = client
+
+    async def __call__(self, call: ModelCall, /) -> ModelStep:
+        from colibri_router.calls import serve  # the router loads with the first call, not with the package
+
+        arguments: dict[str, Any] = {**call.params, "model": call.model, "messages": call.messages}
+        if call.system is not None:
+            arguments["system_prompt"] = call.system
+        if call.tools:
+            arguments["tools"] = call.tools
+        try:
+            request = RouterCallInput.model_validate(arguments)
+        except ValidationError as error:
+            raise ModelCallError("INVALID_REQUEST", "INVALID_REQUEST", str(error)) from error
+        try:
+            result = await serve(request, principal=self._principal, client=self._client)
+        except ColibriError as error:
+            raise ModelCallError(error.code, error.kind, error.message) from error
+        return step_of(result)
+
+
+def step_of(result: RouterCallResult) -> ModelStep:
+    return ModelStep(
+        text=result.content,
+        tool_calls=[_tool_call(call.id, call.name, call.input) for call in result.tool_calls],
+        message=result.message.model_dump() if result.message else None,
+        provider=result.provider,
+        model=result.model,
+        stop_reason=result.stop_reason,
+        usage={
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "cached_tokens": result.cached_tokens,
+            "cache_write_tokens": result.cache_write_tokens,
+            "reasoning_tokens": result.reasoning_tokens,
+        },
+        cost_usd=result.cost_usd,
+        latency_ms=result.latency_ms,
+        warnings=result.warnings,
+        repairs=[cast(Repair, repair) for repair in result.repairs],
+    )
+
+
+def _tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> ModelToolCall:
+    """Arguments the router could not parse arrive as ``{"_parse_error", "_raw"}``: they become the
+    step's parse error, and the input is empty."""
+    if "_parse_error" in arguments:
+        return ModelToolCall(
+            id=call_id, name=name, parse_error=str(arguments["_parse_error"]), raw_arguments=str(arguments.get("_raw"))
+        )
+    return ModelToolCall(id=call_id, name=name, input=arguments)
