@@ -6,7 +6,9 @@ Arms, interleaved on one ``httpx.AsyncClient`` against the lean upstream (its ow
   to the same URL, read the SSE stream with httpx_sse, json-decode every data payload;
 - adapter: ``create_kimi_completion`` with the default logger (its structlog line goes to /dev/null);
 - adapter, no-op logger: the same with ``logger=`` a function that drops the line (information: what
-  the per-call log line costs).
+  the per-call log line costs);
+- adapter, default path: the same call with no ``http_client``, as a library user writes it (the
+  loop's shared client); judged against the adapter arm with the injected client.
 
 A second pair repeats bare vs adapter when the upstream answers plain JSON instead of SSE (the
 adapter accepts that too; the lean upstream's ``/json`` base URL answers so): bare is
@@ -79,6 +81,7 @@ async def run(plan: Plan, json_plan: Plan) -> Report:
 
 async def _sse_rows(options: KimiCompletionOptions, client: httpx.AsyncClient, plan: Plan) -> list[Row]:
     quiet = replace(options, logger=_drop)
+    default_path = replace(options, http_client=None)
     request = await adapter_request(options)
 
     async def bare() -> None:
@@ -90,10 +93,20 @@ async def _sse_rows(options: KimiCompletionOptions, client: httpx.AsyncClient, p
     async def adapter_quiet() -> None:
         await create_kimi_completion(PROMPT, quiet)
 
-    bare_s, adapter_s, quiet_s = await interleave([bare, adapter, adapter_quiet], plan)
+    async def adapter_default_path() -> None:
+        await create_kimi_completion(PROMPT, default_path)
+
+    bare_s, adapter_s, quiet_s, default_s = await interleave([bare, adapter, adapter_quiet, adapter_default_path], plan)
     return [
         _ratio_row("1a in-process overhead, SSE (default logger → /dev/null)", adapter_s, bare_s, TARGET_RATIO),
         _ratio_row("1b in-process overhead, SSE (no-op logger)", quiet_s, bare_s, None),
+        _ratio_row(
+            "1d default path (no http_client) vs injected client, SSE",
+            default_s,
+            adapter_s,
+            TARGET_RATIO,
+            baseline_name="injected",
+        ),
     ]
 
 
@@ -114,11 +127,13 @@ async def _json_row(options: KimiCompletionOptions, client: httpx.AsyncClient, p
     )
 
 
-def _ratio_row(name: str, subject: list[float], baseline: list[float], target: float | None) -> Row:
+def _ratio_row(
+    name: str, subject: list[float], baseline: list[float], target: float | None, *, baseline_name: str = "bare"
+) -> Row:
     ratio = median(paired_ratios(subject, baseline))
     measured = (
         f"{ratio:.3f}x (median of {len(subject)} paired ratios; "
-        f"medians {ms(median(subject))} vs bare {ms(median(baseline))})"
+        f"medians {ms(median(subject))} vs {baseline_name} {ms(median(baseline))})"
     )
     if target is None:
         return Row(name, measured, "— (information)", None)
