@@ -1,7 +1,8 @@
 """Fixtures shared by every test: the loopback fake upstream, and the guards each test runs under.
 
-Guards (autouse): a developer's real keys and proxy settings are removed from the environment, and
-name resolution is refused for anything but loopback, so no test can reach a real provider.
+Guards (autouse): a developer's real keys and proxy settings are removed from the environment, state
+and config directories point at temp dirs, and name resolution is refused for anything but loopback,
+so no test can reach a real provider or the developer's files.
 """
 
 from __future__ import annotations
@@ -36,10 +37,33 @@ def _fresh_logging() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Remove provider settings, API keys and proxies that the developer's shell may carry."""
+    from colibri_router.providers import BUILTIN
+
+    registry_variables = {name for spec in BUILTIN.values() for name in (*spec.key_envs, spec.base_url_env)}
     for name in list(os.environ):
         upper = name.upper()
-        if upper.startswith(_SECRET_PREFIXES) or upper.endswith("_API_KEY") or upper in _PROXY_VARIABLES:
+        if (
+            upper.startswith(_SECRET_PREFIXES)
+            or upper.endswith("_API_KEY")
+            or upper in _PROXY_VARIABLES
+            or upper in registry_variables
+        ):
             monkeypatch.delenv(name)
+
+
+@pytest.fixture(autouse=True)
+def _private_state_and_config(
+    _clean_environment: None, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The ledger, threads and config file of a test live in its own temp directories, never in the
+    developer's home; each test starts with no store opened."""
+    from colibri_router import calls
+
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("COLIBRI_STATE_DIR", str(home / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state-home"))
+    monkeypatch.setattr(calls, "_stores", {})
 
 
 @pytest.fixture(autouse=True)

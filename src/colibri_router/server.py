@@ -1,52 +1,67 @@
-"""The MCP shell: the only module that imports ``mcp``. It registers ``router_call``, validates its
-arguments through the pydantic model (which also generates the schema the host sees), calls the
-router, and shapes the result or the error. No provider names, retries or wire formats here.
+"""The MCP shell: the only module that imports ``mcp``. It registers the tools, validates their
+arguments through the pydantic models (which also generate the schemas the host sees), calls the
+services, and shapes results and errors. No provider names, retries or wire formats here.
+
+Start-up imports only what ``initialize`` and ``tools/list`` need: the SDK and the schema models.
+The router (and with it httpx and every codec) is imported by the first call, because some hosts
+stop waiting for a server that is slow to answer ``initialize``. Upstream calls use the event loop's
+shared HTTP client (:func:`colibri_router.clients.shared_client`): one per server run, opened by the
+first call, closed when the server's loop ends.
+
+Every result is one object: ``structuredContent``, and the same object as compact JSON in the text
+block (hosts hand their model one or the other). A failure is ``isError`` with ``{"error": {code,
+kind, message, provider, model, status, retryable, retry_after_s}}`` (and ``attempts``), its text
+``CODE: message`` followed by that object on the next line.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
 from colibri_router import __version__
 from colibri_router.errors import ColibriError
 from colibri_router.logs import get_logger
-from colibri_router.router import open_http_client, route
-from colibri_router.schema import RouterCallInput, RouterCallResult
+from colibri_router.outcomes import error_structured, error_text, internal_error
+from colibri_router.providers import provider_names
+from colibri_router.schema import (
+    RouterCallInput,
+    RouterCallResult,
+    RouterModelsInput,
+    RouterModelsResult,
+    RouterRunInput,
+    RouterThreadsInput,
+    RouterThreadsResult,
+    RouterUsageInput,
+    RouterUsageResult,
+    with_provider_names,
+)
 
 SERVER_NAME = "colibri-router"
 TOOL_NAME = "router_call"
 TOOL_DESCRIPTION = """\
-Send a prompt, or a whole conversation with optional tool definitions, to another model: Moonshot's \
-Kimi K2 or Anthropic's Claude. Returns the answer normalized: content, tool_calls, thinking, model, \
-token usage, latency and stop reason, plus `message`, the assistant turn to append to `messages` for \
-the next call. Tool loops can switch provider at any turn; tool-call IDs are provider-neutral.\
+Send a prompt, or a whole conversation with optional tool definitions, to another model: Kimi, \
+Claude, GPT, Gemini, Mistral and more. Returns the answer normalized: content, tool_calls, thinking, \
+model, token usage, cost, latency and stop reason. `message` is the assistant turn to append to \
+`messages` before the next call; it is null when the model called no tools, and then the turn to \
+append is {"role": "assistant", "content": <content>}. Tool loops can switch provider at any turn; \
+tool-call IDs are provider-neutral.\
 """
 INSTRUCTIONS = (
-    "Use router_call to consult Kimi K2 or Claude. For a tool loop: pass `messages` and `tools`, run the "
+    "Use router_call to consult another model. For a tool loop: pass `messages` and `tools`, run the "
     "returned tool_calls yourself, append the result's `message` and a user turn of tool_result blocks, "
-    "and call again."
+    "and call again. router_models lists the models that exist."
 )
 
-
-@dataclass(frozen=True, slots=True)
-class ServerState:
-    http: httpx.AsyncClient
-
-
-@asynccontextmanager
-async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
-    async with open_http_client() as http:
-        yield ServerState(http=http)
+# progress, message, total (None: unknown): what the SDK's progress notification carries.
+Notify = Callable[[float, str, float | None], Awaitable[None]]
 
 
 class RouterCallArguments(RouterCallInput, ArgModelBase):
@@ -58,61 +73,201 @@ class RouterCallArguments(RouterCallInput, ArgModelBase):
         return {"arguments": self}
 
 
-async def router_call(arguments: RouterCallInput, ctx: Context[ServerState, Any]) -> CallToolResult:
-    state = ctx.request_context.lifespan_context
+class RouterModelsArguments(RouterModelsInput, ArgModelBase):
+    model_config = ConfigDict(title="router_models arguments")
 
-    async def notify(progress: float, message: str) -> None:
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": self}
+
+
+class RouterThreadsArguments(RouterThreadsInput, ArgModelBase):
+    model_config = ConfigDict(title="router_threads arguments")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": self}
+
+
+class RouterUsageArguments(RouterUsageInput, ArgModelBase):
+    model_config = ConfigDict(title="router_usage arguments")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": self}
+
+
+class RouterRunArguments(RouterRunInput, ArgModelBase):
+    model_config = ConfigDict(title="router_run arguments")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": self}
+
+
+def _notifier(ctx: Context[Any, Any]) -> Notify:
+    async def notify(progress: float, message: str, total: float | None) -> None:
         # A no-op when the host asked for no progress; whether it asked depends on the transport
         # (a token in _meta on JSON-RPC, a callback in memory), which the SDK already knows.
-        await ctx.report_progress(progress, None, message)
+        await ctx.report_progress(progress, total, message)
 
+    return notify
+
+
+async def _answer(tool: str, work: Callable[[], Awaitable[BaseModel | dict[str, Any]]]) -> CallToolResult:
     try:
-        result = await route(arguments, client=state.http, notify=notify)
+        result = await work()
     except ColibriError as error:
-        get_logger(__name__).warning("router_call failed", code=error.code, status=error.status, error=error.message)
-        return error_result(error.code, error.message)
+        get_logger(__name__).warning(f"{tool} failed", code=error.code, status=error.status, error=error.message)
+        return error_result(error)
     except Exception:
-        get_logger(__name__).exception("router_call crashed")
-        return error_result("INTERNAL_ERROR", "unexpected failure inside colibri-router; see the server log")
+        get_logger(__name__).exception(f"{tool} crashed")
+        return error_result(internal_error())
     return success_result(result)
 
 
-def success_result(result: RouterCallResult) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=result.content)],
-        structured_content=result.model_dump(mode="json"),
+async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> CallToolResult:
+    from colibri_router.calls import serve  # here, not at start-up: see the module docstring
+
+    notify = _notifier(ctx)
+    return await _answer(
+        "router_call", lambda: serve(arguments, notify=lambda progress, message: notify(progress, message, None))
     )
 
 
-def error_result(code: str, message: str) -> CallToolResult:
+async def router_models(arguments: RouterModelsInput, ctx: Context[Any, Any]) -> CallToolResult:
+    from colibri_router.catalog import list_models
+
+    return await _answer("router_models", lambda: list_models(arguments))
+
+
+async def router_threads(arguments: RouterThreadsInput, ctx: Context[Any, Any]) -> CallToolResult:
+    from colibri_router.records import threads
+
+    return await _answer("router_threads", lambda: threads(arguments))
+
+
+async def router_usage(arguments: RouterUsageInput, ctx: Context[Any, Any]) -> CallToolResult:
+    from colibri_router.records import usage
+
+    return await _answer("router_usage", lambda: usage(arguments))
+
+
+async def router_run(arguments: RouterRunInput, ctx: Context[Any, Any]) -> CallToolResult:
+    from colibri_router.testing.service import run_for_tool
+
+    return await _answer("router_run", lambda: run_for_tool(arguments, notify=_notifier(ctx)))
+
+
+def success_result(result: BaseModel | dict[str, Any]) -> CallToolResult:
+    """The result object as ``structuredContent``, and the same object as compact JSON in the text
+    block: hosts hand their model one or the other (Claude Code the structured one, Gemini CLI the
+    text), and each then reads all of it, once."""
+    structured = result if isinstance(result, dict) else result.model_dump(mode="json", exclude_none=_sparse(result))
+    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _sparse(result: BaseModel) -> bool:
+    """router_threads answers only the fields of its action; every other result has all its fields."""
+    return isinstance(result, RouterThreadsResult)
+
+
+def error_result(error: ColibriError) -> CallToolResult:
     """Built by hand: the SDK's ToolError would prefix "Error executing tool" before our code."""
-    return CallToolResult(content=[TextContent(type="text", text=f"{code}: {message}")], is_error=True)
+    structured = error_structured(error)
+    return CallToolResult(
+        content=[TextContent(type="text", text=error_text(error, structured))],
+        structured_content=structured,
+        is_error=True,
+    )
 
 
-def router_call_tool() -> Tool:
+def _tool(
+    fn: Callable[..., Awaitable[CallToolResult]],
+    *,
+    name: str,
+    title: str,
+    description: str,
+    arguments: type[ArgModelBase],
+    output: type[BaseModel] | None,
+    annotations: ToolAnnotations,
+    parameters: dict[str, Any] | None = None,
+) -> Tool:
     return Tool(
-        fn=router_call,
-        name=TOOL_NAME,
-        title="Route to Kimi K2 or Claude",
-        description=TOOL_DESCRIPTION,
-        parameters=RouterCallArguments.model_json_schema(by_alias=True),
-        fn_metadata=FuncMetadata(arg_model=RouterCallArguments, output_model=RouterCallResult),
+        fn=fn,
+        name=name,
+        title=title,
+        description=description,
+        parameters=parameters or arguments.model_json_schema(by_alias=True),
+        # The output schema without the output model: given the model, the SDK would validate every
+        # result we built from that very model a second time (a dict → model round trip per call).
+        fn_metadata=FuncMetadata(
+            arg_model=arguments, output_schema=output.model_json_schema() if output is not None else None
+        ),
         is_async=True,
         context_kwarg="ctx",
-        annotations=ToolAnnotations(
-            read_only_hint=True,  # it changes nothing on the user's machine
-            open_world_hint=True,  # it talks to services outside it
-            destructive_hint=False,
-            idempotent_hint=False,
+        annotations=annotations,
+    )
+
+
+def tools() -> list[Tool]:
+    reads_outside = ToolAnnotations(read_only_hint=True, open_world_hint=True, destructive_hint=False)
+    return [
+        _tool(
+            router_call,
+            name=TOOL_NAME,
+            title="Route to another model",
+            description=TOOL_DESCRIPTION,
+            arguments=RouterCallArguments,
+            output=RouterCallResult,
+            # It changes nothing on the user's machine and talks to services outside it.
+            annotations=ToolAnnotations(
+                read_only_hint=True, open_world_hint=True, destructive_hint=False, idempotent_hint=False
+            ),
+            parameters=with_provider_names(RouterCallArguments.model_json_schema(by_alias=True), provider_names()),
         ),
-    )
+        _tool(
+            router_models,
+            name="router_models",
+            title="List providers and models",
+            description="List each provider (whether its key is set, its default model) and the model names and "
+            "aliases router_call accepts. live: also ask each configured provider's model list.",
+            arguments=RouterModelsArguments,
+            output=RouterModelsResult,
+            annotations=reads_outside,
+        ),
+        _tool(
+            router_threads,
+            name="router_threads",
+            title="Stored conversation threads",
+            description="List your stored router_call threads (newest first), get one's messages, or delete one.",
+            arguments=RouterThreadsArguments,
+            output=RouterThreadsResult,
+            annotations=ToolAnnotations(
+                read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+            ),
+        ),
+        _tool(
+            router_usage,
+            name="router_usage",
+            title="What router_call spent",
+            description="Totals of your router_call usage (calls, errors, tokens, cost in USD) since "
+            "today/7d/30d/all, optionally grouped by provider, model or day.",
+            arguments=RouterUsageArguments,
+            output=RouterUsageResult,
+            annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False, destructive_hint=False),
+        ),
+        _tool(
+            router_run,
+            name="router_run",
+            title="Test an agent scenario on models",
+            description="Run an agent-testing scenario (scripted user turns, simulated tools, expectations) on "
+            "each of its models; report pass rates, cost and where trajectories differ. Spends money.",
+            arguments=RouterRunArguments,
+            output=None,
+            annotations=ToolAnnotations(
+                read_only_hint=False, open_world_hint=True, destructive_hint=False, idempotent_hint=False
+            ),
+        ),
+    ]
 
 
-def build_server() -> MCPServer[ServerState]:
-    return MCPServer(
-        SERVER_NAME,
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        tools=[router_call_tool()],
-        lifespan=lifespan,
-    )
+def build_server() -> MCPServer[Any]:
+    return MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools())

@@ -29,6 +29,9 @@ def host_env(fake_upstream: FakeUpstream) -> dict[str, str]:
         "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
         "ANTHROPIC_BASE_URL": fake_upstream.anthropic_base_url,
         "COLIBRI_LOG_LEVEL": "info",
+        # The server's ledger and threads go where the test says (the conftest's temp directory).
+        "COLIBRI_STATE_DIR": os.environ["COLIBRI_STATE_DIR"],
+        "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
     }
 
 

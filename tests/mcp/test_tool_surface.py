@@ -48,10 +48,21 @@ async def call(arguments: dict[str, Any]) -> Any:
         return await client.call_tool("router_call", arguments)
 
 
-async def test_lists_one_tool_with_described_schema_and_annotations() -> None:
+async def test_lists_the_tools_with_described_schemas_and_annotations() -> None:
     async with Client(build_server()) as client:
         tools = (await client.list_tools()).tools
-    assert [tool.name for tool in tools] == ["router_call"]
+    assert [tool.name for tool in tools] == [
+        "router_call",
+        "router_models",
+        "router_threads",
+        "router_usage",
+        "router_run",
+    ]
+    by_name = {tool.name: tool for tool in tools}
+    assert by_name["router_models"].annotations.read_only_hint is True  # type: ignore[union-attr]
+    assert by_name["router_usage"].annotations.read_only_hint is True  # type: ignore[union-attr]
+    assert by_name["router_run"].annotations.read_only_hint is False  # type: ignore[union-attr]  # it spends money
+    assert by_name["router_run"].annotations.open_world_hint is True  # type: ignore[union-attr]
     tool = tools[0]
     properties = tool.input_schema["properties"]
     assert {
@@ -66,8 +77,18 @@ async def test_lists_one_tool_with_described_schema_and_annotations() -> None:
     assert output is not None
     assert {
         "provider", "content", "model", "prompt_tokens", "completion_tokens", "latency_ms",
-        "stop_reason", "tool_calls", "thinking", "warnings", "message", "ttft_ms",
+        "stop_reason", "tool_calls", "thinking", "warnings", "message", "ttft_ms", "cached_tokens",
+        "cache_write_tokens", "reasoning_tokens", "cost_usd", "price_source", "attempts", "thread_id",
     } <= set(output["properties"])  # fmt: skip
+
+
+async def test_the_tool_list_stays_small() -> None:
+    """Hosts pay for every character of tools/list on every turn."""
+    async with Client(build_server()) as client:
+        tools = (await client.list_tools()).tools
+    size = len(json.dumps([tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]))
+    print(f"tools/list: {size} characters for {len(tools)} tools")
+    assert size < 24_000
 
 
 async def test_success_returns_structured_content_and_one_text_block(
@@ -77,15 +98,30 @@ async def test_success_returns_structured_content_and_one_text_block(
     upstream.post(KIMI_URL).respond(json=kimi_body())
     result = await call({"prompt": "hi"})
     assert not result.is_error
-    assert [block.text for block in result.content] == ["hello from kimi"]
+    [block] = result.content
     structured = result.structured_content
+    assert json.loads(block.text) == structured  # the same object, for hosts that read only the text
     assert structured["provider"] == "kimi"
     assert structured["content"] == "hello from kimi"
     assert structured["model"] == "kimi-k2-0905-preview"
     assert (structured["prompt_tokens"], structured["completion_tokens"]) == (3, 4)
     assert structured["stop_reason"] == "end_turn"
     assert isinstance(structured["latency_ms"], int)
-    assert structured["message"] == {"role": "assistant", "content": [{"type": "text", "text": "hello from kimi"}]}
+    assert structured["message"] is None  # no tool calls: the host appends the text itself
+    assert structured["attempts"][0]["outcome"] == "ok"
+
+
+async def test_a_text_answer_is_read_once_by_the_hosts_model(
+    upstream: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code hands its model the whole structuredContent: a text answer must not come twice."""
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", "sk-kimi-test-key")
+    answer = "A sentence of a long answer. " * 70  # 2,030 characters
+    upstream.post(KIMI_URL).respond(json=kimi_body(answer))
+    result = await call({"prompt": "explain"})
+    size = len(json.dumps(result.structured_content, separators=(",", ":")))
+    print(f"structured result of a {len(answer)}-character answer: {size} characters")
+    assert size <= len(answer) + 600
 
 
 async def test_missing_key_is_an_error_result_starting_with_the_code() -> None:
@@ -94,6 +130,16 @@ async def test_missing_key_is_an_error_result_starting_with_the_code() -> None:
     text = result.content[0].text
     assert text.startswith("KIMI_CONFIG_ERROR: ")
     assert "COLIBRI_KIMI_API_KEY" in text
+    _, second_line = text.split("\n")
+    assert json.loads(second_line) == result.structured_content  # hosts that read only text see it too
+    error = result.structured_content["error"]
+    assert (error["code"], error["kind"], error["retryable"]) == ("KIMI_CONFIG_ERROR", "CONFIG_ERROR", False)
+    assert (error["provider"], error["model"], error["status"], error["retry_after_s"]) == (
+        "kimi",
+        "kimi-k2.6",
+        None,
+        None,
+    )
     result = await call({"prompt": "hi", "provider": "claude"})
     assert result.content[0].text.startswith("ANTHROPIC_CONFIG_ERROR: ")
 

@@ -130,7 +130,10 @@ def test_open_store_is_off_when_the_environment_says_so(monkeypatch: pytest.Monk
 def test_the_state_directory_is_read_from_the_environment_at_call_time(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    monkeypatch.delenv("COLIBRI_STATE_DIR")  # the conftest points it at a temp dir
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     assert default_state_dir() == Path(platformdirs.user_state_dir("colibri-router"))
+    assert default_state_dir() == tmp_path / "xdg" / "colibri-router"
     monkeypatch.setenv("COLIBRI_STATE_DIR", str(tmp_path / "here"))
     assert default_state_dir() == tmp_path / "here"
     store = open_store()

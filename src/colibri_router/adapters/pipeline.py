@@ -148,7 +148,7 @@ async def complete_prompt(
     """The contract functions' shared body: settings are read now (I2), never at import."""
     options = options or CompletionOptions()
     settings = load_settings()
-    connection = connect(provider, options.api_key, options.base_url)
+    connection = connect(provider, options.api_key, options.base_url, key_option="api_key in the options")
     model = options.model or default_model or provider.default_model
     if model is None:
         raise InvalidRequestError(f"provider {provider.name!r} has no default model: pass options.model")

@@ -109,15 +109,18 @@ def load_registry() -> Registry:
 _BUILTIN_REGISTRY = Registry(BUILTIN)
 
 
-def connect(spec: ProviderSpec, api_key: str | None = None, base_url: str | None = None) -> Connection:
+def connect(
+    spec: ProviderSpec, api_key: str | None = None, base_url: str | None = None, *, key_option: str | None = None
+) -> Connection:
     """Key: option, else the entry's variables (contract I3). URL: option, else its variable, else the
-    entry's default (I4). A required key that is missing is ``<PREFIX>_CONFIG_ERROR``."""
+    entry's default (I4). A required key that is missing is ``<PREFIX>_CONFIG_ERROR``, whose message
+    names ``key_option`` too when the caller has one (the Python API's ``api_key``)."""
     key = api_key or next((value for name in spec.key_envs if (value := variable(name))), None)
     if key is None and spec.key_required:
         names = " or ".join(spec.key_envs)
         raise error_family(spec.error_prefix).config(
             f"no API key for {spec.name}: set {names} in the environment the MCP host passes to colibri-router"
-            + (" (or pass api_key)" if spec.builtin else "")
+            + (f" (or pass {key_option})" if key_option else "")
         )
     return Connection(api_key=key, base_url=(base_url or configured_base_url(spec)).rstrip("/"))
 

@@ -1,0 +1,39 @@
+"""Error results a model can act on: the structured object every tool returns for a failure, and its
+text form (``CODE: message`` then the same object as compact JSON, for hosts that read only text)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from colibri_router.errors import ColibriError
+from colibri_router.schema import ErrorDetail
+
+INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+def error_structured(error: ColibriError) -> dict[str, Any]:
+    detail = ErrorDetail(
+        code=error.code,
+        kind=error.kind,
+        message=error.message,
+        provider=error.provider,
+        model=error.model,
+        status=error.status,
+        retryable=error.retryable_later,
+        retry_after_s=error.retry_after,
+    )
+    structured: dict[str, Any] = {"error": detail.model_dump()}
+    if error.attempts:
+        structured["attempts"] = list(error.attempts)
+    return structured
+
+
+def internal_error() -> ColibriError:
+    error = ColibriError("unexpected failure inside colibri-router; see the server log")
+    error.code = INTERNAL_ERROR
+    return error
+
+
+def error_text(error: ColibriError, structured: dict[str, Any]) -> str:
+    return f"{error.code}: {error.message}\n{json.dumps(structured, ensure_ascii=False, separators=(',', ':'))}"

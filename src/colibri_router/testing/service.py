@@ -1,0 +1,34 @@
+"""``router_run``'s service: one scenario (an object or a file) run on the router, with a progress
+notification per finished run; the report comes back as its canonical JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from colibri_router.errors import InvalidRequestError
+from colibri_router.schema import RouterRunInput
+from colibri_router.testing.runner import RunProgress, run_scenario
+from colibri_router.testing.scenario import InvalidInput
+
+Notify = Callable[[float, str, float | None], Awaitable[None]]
+
+
+async def run_for_tool(args: RouterRunInput, *, notify: Notify | None = None) -> dict[str, Any]:
+    async def progress(update: RunProgress) -> None:
+        if notify is not None:
+            await notify(update.done, update.message, update.total)
+
+    try:
+        report = await run_scenario(
+            args.scenario if args.scenario is not None else args.scenario_path or "",
+            models=args.models,
+            repeat=args.repeat,
+            max_steps=args.max_steps,
+            max_cost_usd=args.max_cost_usd,
+            timeout_s=args.timeout_s,
+            on_progress=progress,
+        )
+    except InvalidInput as error:
+        raise InvalidRequestError(f"invalid scenario: {error}") from error
+    return report.to_json(args.detail)
