@@ -1,6 +1,6 @@
-"""The ``colibri-router`` command: ``serve`` (the default: MCP on stdio) and ``call`` (one
-``router_call`` from the terminal, printing the JSON result). Logging is configured before anything
-else runs, to stderr, because stdout is the JSON-RPC channel.
+"""The ``colibri-router`` command: ``serve`` (the default: MCP on stdio), and the subcommands of
+:mod:`colibri_router.commands` (``call``, ``models``, ``threads``, ``usage``, ``run``). Logging is
+configured before anything else runs, to stderr, because stdout is the JSON-RPC channel.
 
 Serving says hello on stderr (a line for a person on a terminal, a log line for a host) and ends at
 once on the first Ctrl-C.
@@ -9,19 +9,20 @@ once on the first Ctrl-C.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from colibri_router import __version__
-from colibri_router.errors import ColibriError, ConfigError
+from colibri_router.commands import call, models, run, threads, usage
+from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
-from colibri_router.providers import BUILTIN
+from colibri_router.providers import BUILTIN, provider_names
 from colibri_router.settings import load_settings
+
+COMMANDS = {"call": call, "models": models, "threads": threads, "usage": usage, "run": run}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,28 +31,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="MCP server (stdio) whose tool router_call sends prompts and tool loops to other models.",
     )
     parser.add_argument("--version", action="version", version=f"colibri-router {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="{serve,call}")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,call,models,threads,usage,run}")
     commands.add_parser("serve", help="run the MCP server on stdio (the default)")
-    call = commands.add_parser(
-        "call", help="run router_call once and print its JSON result", description="Run router_call once."
-    )
-    call.add_argument("prompt", nargs="?", help="the user prompt; '-' reads it from stdin")
-    call.add_argument("--provider", choices=provider_names())
-    call.add_argument("--model")
-    call.add_argument("--system", dest="system_prompt", help="system prompt")
-    call.add_argument("--max-tokens", type=int)
-    call.add_argument("--temperature", type=float)
-    call.add_argument("--timeout", dest="timeout_s", type=float, help="total seconds for the call")
-    call.add_argument("--tools", type=Path, help="JSON file: a list of {name, description, input_schema}")
-    call.add_argument("--messages", type=Path, help="JSON file: a conversation, instead of a prompt")
+    names = provider_names()
+    for command in COMMANDS.values():
+        command.register(commands, names)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "call":
+    command = COMMANDS.get(args.command or "serve")
+    if command is not None:
         _configure_logging_from_settings()
-        return _call(args, sys.stdin, sys.stdout)
+        status: int = command.run(args, sys.stdin, sys.stdout)
+        return status
     _end_at_once_on_interrupt()  # first: the SDK's import alone takes a while
     _configure_logging_from_settings()
     from colibri_router.server import build_server  # the SDK loads only when serving
@@ -105,22 +99,12 @@ def say_hello(stderr: TextIO) -> None:
     stderr.flush()
 
 
-def provider_names() -> list[str]:
-    """The registry's names as the environment and config file stand (the built-ins if the file is broken)."""
-    from colibri_router.providers import load_registry
-
-    try:
-        return list(load_registry().providers)
-    except ConfigError:
-        return list(BUILTIN)
-
-
 def provider_keys() -> list[tuple[str, str, bool]]:
     """Each provider's name, its key variable, and whether a key is set for it now.
 
     The one place the command reads the provider list, so that it follows wherever the registry
     lives. A setting that does not parse counts as no key (start-up already warned about it)."""
-    from colibri_router.providers import BUILTIN, configured, load_registry
+    from colibri_router.providers import configured, load_registry
 
     try:
         providers = load_registry().providers
@@ -139,42 +123,3 @@ def _configure_logging_from_settings() -> None:
     configure_logging(level)
     if problem is not None:
         get_logger(__name__).warning("invalid settings: calls will fail until this is fixed", problem=problem)
-
-
-def _call(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    import anyio
-    from pydantic import ValidationError
-
-    from colibri_router.router import route
-    from colibri_router.schema import RouterCallInput
-
-    fields: dict[str, Any] = {
-        key: value
-        for key in ("provider", "model", "system_prompt", "max_tokens", "temperature", "timeout_s")
-        if (value := getattr(args, key)) is not None
-    }
-    try:
-        if args.messages is not None:
-            fields["messages"] = json.loads(args.messages.read_text())
-        if args.prompt is not None:
-            fields["prompt"] = stdin.read() if args.prompt == "-" else args.prompt
-        if args.tools is not None:
-            fields["tools"] = json.loads(args.tools.read_text())
-        arguments = RouterCallInput.model_validate(fields)
-    except (OSError, ValueError, ValidationError) as exc:
-        return _emit_error(stdout, "INVALID_REQUEST", str(exc))
-
-    async def run() -> str:
-        return (await route(arguments)).model_dump_json(indent=2)
-
-    try:
-        output = anyio.run(run)
-    except ColibriError as error:
-        return _emit_error(stdout, error.code, error.message)
-    stdout.write(output + "\n")
-    return 0
-
-
-def _emit_error(stdout: TextIO, code: str, message: str) -> int:
-    stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2) + "\n")
-    return 1

@@ -1,0 +1,29 @@
+"""``colibri-router models``: the router_models tool from the terminal."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from colibri_router.commands.output import emit_error, emit_json
+from colibri_router.errors import ColibriError
+
+
+def register(commands: Any, provider_names: list[str]) -> None:
+    models = commands.add_parser("models", help="list providers, their models and the aliases")
+    models.add_argument("--provider", choices=provider_names, help="only this provider")
+    models.add_argument("--live", action="store_true", help="also ask each configured provider's model list")
+
+
+def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    import anyio
+
+    from colibri_router.catalog import list_models
+    from colibri_router.schema import RouterModelsInput
+
+    try:
+        result = anyio.run(list_models, RouterModelsInput(provider=args.provider, live=args.live))
+    except ColibriError as error:
+        return emit_error(stdout, error)
+    emit_json(stdout, result.model_dump(mode="json"))
+    return 0

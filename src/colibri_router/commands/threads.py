@@ -1,0 +1,44 @@
+"""``colibri-router threads [list|show ID|delete ID]``: the stored threads from the terminal."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from colibri_router.commands.output import emit_error, emit_json, invalid
+from colibri_router.errors import ColibriError
+
+ACTIONS = {"list": "list", "show": "get", "delete": "delete"}
+
+
+def register(commands: Any, provider_names: list[str]) -> None:
+    threads = commands.add_parser("threads", help="list, show or delete stored threads (bare: list)")
+    threads.add_argument("action", nargs="?", default="list", choices=tuple(ACTIONS))
+    threads.add_argument("thread_id", nargs="?", help="for show and delete")
+    threads.add_argument("--limit", type=int, default=20, help="for list: how many (newest first)")
+
+
+def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    import anyio
+    from pydantic import ValidationError
+
+    from colibri_router.records import threads
+    from colibri_router.schema import RouterThreadsInput
+
+    try:
+        request = RouterThreadsInput(action=ACTIONS[args.action], thread_id=args.thread_id, limit=args.limit)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        return invalid(stdout, str(exc))
+    try:
+        result = anyio.run(threads, request)
+    except ColibriError as error:
+        return emit_error(stdout, error)
+    if request.action == "list" and stdout.isatty():
+        for thread in result.threads or []:
+            stdout.write(
+                f"{thread.thread_id}  {thread.updated_at}  {thread.turns:>3} turns  {thread.model:<24}  "
+                f"{thread.title}\n"
+            )
+        return 0
+    emit_json(stdout, result.model_dump(mode="json", exclude_none=True))
+    return 0
