@@ -216,4 +216,3 @@ def store_for(settings: Settings) -> Store | None:
             return None
         _stores[key] = store
     return store
-

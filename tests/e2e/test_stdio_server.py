@@ -37,7 +37,7 @@ WEATHER_TOOL = {
 async def test_lists_router_call_with_its_schema(server_env: dict[str, str], server_log: Path) -> None:
     async with router_session(server_env, server_log) as session:
         tools = (await session.list_tools()).tools
-    assert [t.name for t in tools][0] == "router_call"
+    assert tools[0].name == "router_call"
     schema = tools[0].input_schema
     assert schema["properties"]["provider"]["anyOf"][0]["enum"] == list(BUILTIN)  # the registry's names
     assert schema["properties"]["max_tokens"]["anyOf"][0]["minimum"] == 1
