@@ -293,3 +293,14 @@ def test_local_servers_need_no_key_and_count_as_configured_by_their_url(monkeypa
     assert not configured(BUILTIN["openai"])
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     assert configured(BUILTIN["openai"])
+
+
+def test_supports_tools_is_answered_by_the_registry(config_file: Path) -> None:
+    from colibri_router.adapters import supports_tools
+
+    config_file.write_text(
+        '[providers.plain]\nwire = "openai"\nbase_url = "http://x/v1"\nmodels = ["tiny"]\ntools = false\n'
+    )
+    assert supports_tools("gemini-3.5-flash")
+    assert supports_tools("moonshotai/kimi-k2", provider="openrouter")
+    assert not supports_tools("tiny")

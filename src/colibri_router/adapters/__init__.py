@@ -46,6 +46,14 @@ Provider = ProviderSpec
 PROVIDERS: Mapping[str, ProviderSpec] = BUILTIN
 
 
+def supports_tools(model: str, *, provider: str | None = None) -> bool:
+    """The seed's ``supportsTools(model)``: whether the provider that would serve ``model`` takes tool
+    definitions (every built-in model family does; a config entry may say ``tools = false``)."""
+    from colibri_router.settings import load_settings
+
+    return load_registry().choose(provider, model, load_settings()).provider.tools
+
+
 async def create_completion(
     prompt: str,
     *,
@@ -87,4 +95,5 @@ __all__ = [
     "create_kimi_completion",
     "create_kimi_completion_with_tools",
     "run_completion",
+    "supports_tools",
 ]
