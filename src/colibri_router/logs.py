@@ -18,9 +18,13 @@ import structlog
 from colibri_router.redaction import redact
 
 
+# Values this module writes itself: they can hold no secret, and redacting them costs every line.
+_OWN_FIELDS = frozenset({"timestamp", "level", "logger"})
+
+
 def _redact_event(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     for key, value in event_dict.items():
-        if isinstance(value, str):
+        if isinstance(value, str) and key not in _OWN_FIELDS:
             event_dict[key] = redact(value)
     return event_dict
 

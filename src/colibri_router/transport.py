@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from httpx_sse import EventSource
+from httpx_sse import EventSource, ServerSentEvent
 
 from colibri_router.classify import classify
 from colibri_router.errors import ApiError
@@ -51,7 +51,7 @@ async def exchange(
                 raise http_error(response, codec)
             content_type = response.headers.get("content-type", "")
             if content_type.startswith(_SSE):
-                return await _assemble(_sse_events(response), response, codec, progress)
+                return await _assemble(EventSource(response).aiter_sse(), response, codec, progress)
             if content_type.startswith(_NDJSON):
                 return await _assemble(_ndjson_lines(response), response, codec, progress)
             raw = await response.aread()
@@ -91,36 +91,31 @@ def json_object(raw: bytes, codec: WireCodec, status: int) -> dict[str, Any]:
     return value
 
 
-async def _sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
-    async for event in EventSource(response).aiter_sse():
-        yield event.event, event.data
-
-
-async def _ndjson_lines(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
+async def _ndjson_lines(response: httpx.Response) -> AsyncIterator[ServerSentEvent]:
     async for line in response.aiter_lines():
         if line.strip():
-            yield "", line
+            yield ServerSentEvent(data=line)
 
 
-async def _sse_from_bytes(raw: bytes) -> AsyncIterator[tuple[str, str]]:
+async def _sse_from_bytes(raw: bytes) -> AsyncIterator[ServerSentEvent]:
     """SSE records parsed from a body already read whole (a host that sent a stream as JSON)."""
     event = ""
     data: list[str] = []
     for line in raw.decode("utf-8", errors="replace").splitlines():
         if not line:
             if data:
-                yield event or "message", "\n".join(data)
+                yield ServerSentEvent(event=event or "message", data="\n".join(data))
             event, data = "", []
         elif line.startswith("data:"):
             data.append(line[5:].removeprefix(" "))
         elif line.startswith("event:"):
             event = line[6:].strip()
     if data:
-        yield event or "message", "\n".join(data)
+        yield ServerSentEvent(event=event or "message", data="\n".join(data))
 
 
 async def _assemble(
-    events: AsyncIterator[tuple[str, str]],
+    events: AsyncIterator[ServerSentEvent],
     response: httpx.Response,
     codec: WireCodec,
     progress: CallProgress,
@@ -129,8 +124,10 @@ async def _assemble(
     errors = codec.dialect.errors
     status = response.status_code
     try:
-        async for name, data in events:
-            label = assembler.feed(name, data)
+        # Every framing arrives as SSE events (an NDJSON line is an unnamed event), read directly:
+        # a wrapping generator would cost a step per event.
+        async for event in events:
+            label = assembler.feed(event.event, event.data)
             if assembler.started:
                 progress.mark_first_token()
             progress.output_chars = assembler.output_chars

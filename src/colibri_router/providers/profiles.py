@@ -7,6 +7,7 @@ consult it; it never knows the host. Facts: KIMI-FACTS.md, PROVIDER-FACTS.md §1
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
@@ -75,7 +76,9 @@ def is_kimi_reasoning_model(model: str) -> bool:
     return "thinking" in segment.lower() or _KIMI_REASONING_VERSION.search(segment) is not None
 
 
+@functools.lru_cache(maxsize=256)
 def profile_for(model: str) -> ModelProfile:
+    """The profile of ``model``'s family (cached: a name always has the same profile)."""
     segment = model_segment(model)
     if is_kimi_model(model):
         reasoning = is_kimi_reasoning_model(model)
