@@ -17,7 +17,6 @@ import structlog
 
 from colibri_router.redaction import redact
 
-
 # Values this module writes itself: they can hold no secret, and redacting them costs every line.
 _OWN_FIELDS = frozenset({"timestamp", "level", "logger"})
 
