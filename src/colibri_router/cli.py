@@ -19,7 +19,7 @@ from colibri_router import __version__
 from colibri_router.commands import call, models, run, threads, usage
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
-from colibri_router.providers import BUILTIN, provider_names
+from colibri_router.providers import BUILTIN, load_registry, provider_names
 from colibri_router.settings import load_settings
 
 COMMANDS = {"call": call, "models": models, "threads": threads, "usage": usage, "run": run}
@@ -123,3 +123,7 @@ def _configure_logging_from_settings() -> None:
     configure_logging(level)
     if problem is not None:
         get_logger(__name__).warning("invalid settings: calls will fail until this is fixed", problem=problem)
+    try:
+        load_registry()  # the config file: a broken one fails every call, so say it now
+    except ConfigError as error:
+        get_logger(__name__).warning("invalid config file: calls will fail until this is fixed", problem=error.message)

@@ -18,7 +18,6 @@ import stat
 from pathlib import Path
 from typing import Literal
 
-from dotenv import dotenv_values
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -91,6 +90,8 @@ def variable(name: str) -> str | None:
 
 @functools.lru_cache(maxsize=4)
 def _env_file_values(stamp: tuple[str, int, int]) -> dict[str, str]:
+    from dotenv import dotenv_values  # only when an env file is in use: start-up does without
+
     return {key: value for key, value in dotenv_values(stamp[0]).items() if value}
 
 

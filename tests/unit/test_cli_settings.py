@@ -72,3 +72,15 @@ def test_a_closed_stderr_never_breaks_a_call(monkeypatch: pytest.MonkeyPatch, tm
     stream.close()  # the host went away, or closed our stderr
     cli.get_logger("t").info("[kimi] model=x prompt_tokens=1 completion_tokens=1 latency_ms=1")
     cli.get_logger("t").error("still fine")
+
+
+def test_a_broken_config_file_is_logged_at_start_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[providers.kimi]\nwire = 'openai'\nbase_url = 'http://x'\n")
+    monkeypatch.setenv("COLIBRI_CONFIG", str(config))
+    cli._configure_logging_from_settings()
+    line = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert line["event"] == "invalid config file: calls will fail until this is fixed"
+    assert "'kimi' is a built-in provider" in line["problem"]

@@ -477,3 +477,58 @@ def test_k2_markers_inside_reasoning_become_calls() -> None:
     assert turn.thinking() == "thinking..."
     assert [(c.name, dict(c.arguments)) for c in turn.tool_calls()] == [("lookup", {"q": "x"})]
     assert turn.stop_reason == "tool_use"
+
+
+# --- the one reasoning control, and Claude's thinking replay -------------------------------------------------
+
+
+def test_claude_thinking_blocks_go_back_unchanged_before_the_tool_use() -> None:
+    from colibri_router.conversation import RedactedThinking
+
+    history = (
+        Message("user", (Text("go"),)),
+        Message(
+            "assistant",
+            (
+                Thinking("plan", signature="sig-1"),
+                RedactedThinking("opaque=="),
+                ToolCall("toolu_1", "lookup", {"q": "x"}),
+            ),
+        ),
+        Message("user", (ToolResult("toolu_1", "found"),)),
+    )
+    body, warnings = encode("claude", "claude-sonnet-4-5", *history, tools=(TOOL,), reasoning="low", temperature=0.5)
+    assert body["messages"][1]["content"][:2] == [
+        {"type": "thinking", "thinking": "plan", "signature": "sig-1"},
+        {"type": "redacted_thinking", "data": "opaque=="},
+    ]
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert body["max_tokens"] > 1024  # raised above the budget
+    assert "temperature" not in body
+    assert any("max_tokens raised" in w for w in warnings)
+    # Another provider never sees Claude's opaque reasoning.
+    openai_body, _ = encode("openai", "gpt-4.1", *history)
+    assert "opaque==" not in json.dumps(openai_body) and "sig-1" not in json.dumps(openai_body)
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "reasoning", "field", "value"),
+    [
+        ("openai", "gpt-5.4-mini", "off", "reasoning_effort", "none"),
+        ("openai", "gpt-5-mini", "off", "reasoning_effort", "minimal"),
+        ("openai", "o3", "high", "reasoning_effort", "high"),
+        ("openrouter", "moonshotai/kimi-k2", "medium", "reasoning", {"effort": "medium"}),
+        ("mistral", "mistral-small-latest", "low", "reasoning_effort", "high"),
+    ],
+)
+def test_one_reasoning_control_on_the_openai_wire(
+    provider: str, model: str, reasoning: str, field: str, value: object
+) -> None:
+    body, _ = encode(provider, model, reasoning=reasoning)
+    assert body[field] == value
+
+
+def test_a_kimi_thinking_model_cannot_switch_reasoning_off() -> None:
+    body, warnings = encode("kimi", "kimi-k2.6", reasoning="off")
+    assert "reasoning_effort" not in body
+    assert any("cannot switch it off" in w for w in warnings)

@@ -27,7 +27,6 @@ import functools
 import os
 import re
 import stat
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +78,8 @@ def _config_path() -> Path | None:
 
 @functools.lru_cache(maxsize=4)
 def _parse(path: str, _mtime_ns: int, _size: int, builtin_names: frozenset[str]) -> ConfigFile:
+    import tomllib  # only when a config file exists: start-up does without
+
     try:
         with open(path, "rb") as file:
             document = tomllib.load(file)

@@ -24,7 +24,13 @@ def effort_for(requested: Reasoning, model: str, profile: ModelProfile) -> tuple
     wanted = "none" if requested == "off" else requested
     if wanted in levels:
         return wanted, None
-    # The nearest level the model takes: its lowest for "off", else the closest by rank.
+    # The nearest level the model takes: its lowest for "off"; else the closest level that still
+    # reasons, the higher one on a tie (Mistral's none/high gives high for low and medium).
     rank = _ORDER.index(wanted)
-    chosen = levels[0] if wanted == "none" else min(levels, key=lambda level: abs(_ORDER.index(level) - rank))
+    reasoning_levels = [level for level in levels if level != "none"] or list(levels)
+    chosen = (
+        levels[0]
+        if wanted == "none"
+        else min(reasoning_levels, key=lambda level: (abs(_ORDER.index(level) - rank), -_ORDER.index(level)))
+    )
     return chosen, f"reasoning {requested}: {model} does not take {wanted!r}; sent reasoning_effort {chosen!r}"
