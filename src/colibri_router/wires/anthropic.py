@@ -33,10 +33,10 @@ from colibri_router.errors import InvalidRequestError, MalformedResponse
 from colibri_router.toolcalls.assembly import AnthropicStreamAssembler, StreamAssembler
 from colibri_router.toolcalls.ids import ids_for_claude
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names, nested_error
+from colibri_router.wires.rules import THINKING_BUDGETS
 
 ANTHROPIC_VERSION = "2023-06-01"
 TOOL_CHOICES = {"auto": "auto", "none": "none", "required": "any", "tool": "tool"}
-THINKING_BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
 CACHE_BREAKPOINT = {"type": "ephemeral"}
 
 

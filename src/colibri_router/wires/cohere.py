@@ -39,13 +39,12 @@ from colibri_router.toolcalls.arguments import parse_arguments
 from colibri_router.toolcalls.assembly.base import StreamAssembler, as_object, as_text
 from colibri_router.toolcalls.assembly.cohere import CohereStreamAssembler
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names, nested_error
+from colibri_router.wires.rules import EMPTY_TOOL_RESULT, ERROR_RESULT_PREFIX, THINKING_BUDGETS, function_tools
 
 WIRE = "cohere"
 KIND = "kind"  # ProviderState key: which field of Cohere's assistant message a reasoning part came from
 THINKING = "thinking"
 TOOL_PLAN = "tool_plan"
-EMPTY_TOOL_RESULT = "(the tool returned no output)"
-ERROR_RESULT_PREFIX = "[tool error] "
 FINISH_REASONS = {
     "COMPLETE": "end_turn",
     "STOP_SEQUENCE": "stop_sequence",
@@ -53,7 +52,6 @@ FINISH_REASONS = {
     "TOOL_CALL": "tool_use",
 }
 # The same budgets `reasoning` means on every budget-based provider.
-BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
 # Models with a reasoning switch (on by default); the others do not reason (full match, case-insensitive).
 REASONING_MODELS = re.compile(r"command-a-(?:reasoning|plus).*", re.IGNORECASE)
 # A 429 that time will not cure: the trial key's monthly cap (the per-minute one passes).
@@ -81,7 +79,7 @@ class CohereCodec:
         body: dict[str, Any] = {"model": request.model, "messages": encode_messages(request.messages, request.system)}
         if request.tools:
             tools, tool_choice = _tools_and_choice(request)
-            body["tools"] = encode_tools(tools)
+            body["tools"] = function_tools(tools)
             if tool_choice is not None:
                 body["tool_choice"] = tool_choice
         body["max_tokens"] = request.max_tokens
@@ -133,18 +131,6 @@ def make_codec(dialect: Dialect) -> CohereCodec:
     return CohereCodec(dialect)
 
 
-def encode_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """The JSON schema goes through untouched as ``parameters``."""
-    encoded = []
-    for tool in tools:
-        function: dict[str, Any] = {"name": tool.name}
-        if tool.description is not None:
-            function["description"] = tool.description
-        function["parameters"] = dict(tool.input_schema)
-        encoded.append({"type": "function", "function": function})
-    return encoded
-
-
 def _tools_and_choice(request: CompletionRequest) -> tuple[Sequence[ToolSpec], str | None]:
     choice = request.tool_choice
     if choice is None or choice.mode == "auto":
@@ -168,7 +154,7 @@ def thinking_field(model: str, reasoning: Reasoning | None) -> tuple[dict[str, A
         return None, (f"reasoning {reasoning!r} not applied: {model} does not reason; sent no thinking",)
     if reasoning == "off":
         return {"type": "disabled"}, ()
-    return {"type": "enabled", "token_budget": BUDGETS[reasoning]}, ()
+    return {"type": "enabled", "token_budget": THINKING_BUDGETS[reasoning]}, ()
 
 
 def encode_messages(messages: Sequence[Message], system: str | None) -> list[dict[str, Any]]:

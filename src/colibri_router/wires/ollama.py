@@ -32,9 +32,7 @@ from colibri_router.conversation import (
     Text,
     Thinking,
     ToolCall,
-    ToolChoice,
     ToolResult,
-    ToolSpec,
     Usage,
 )
 from colibri_router.errors import InvalidRequestError, MalformedResponse
@@ -52,12 +50,11 @@ from colibri_router.wires.base import (
     nested_error,
     retry_after,
 )
+from colibri_router.wires.rules import EMPTY_TOOL_RESULT, ERROR_RESULT_PREFIX, function_tools, tool_choice_nudge
 
 DEFAULT_PORT = 11434
 MIN_CONTEXT = 4096  # never ask for less than Ollama's larger default window
 CHARS_PER_TOKEN = 3  # a deliberately high token estimate: too big a window costs memory, too small loses text
-EMPTY_TOOL_RESULT = "(the tool returned no output)"
-ERROR_RESULT_PREFIX = "[tool error] "
 FINISH_REASONS = {"stop": "end_turn", "length": "max_tokens"}
 # Models whose `think` is a level; a bool is ignored by them (full match on the last path segment).
 LEVEL_THINKING = re.compile(r"gpt-oss.*", re.IGNORECASE)
@@ -99,8 +96,8 @@ class OllamaCodec:
         body: dict[str, Any] = {"model": request.model, "messages": messages}
         choice = request.tool_choice
         if request.tools and (choice is None or choice.mode != "none"):  # `none`: no tools, no calls
-            body["tools"] = encode_tools(request.tools)
-            nudge = _nudge(choice)
+            body["tools"] = function_tools(request.tools)
+            nudge = tool_choice_nudge(choice)
             if nudge is not None:
                 messages.append({"role": "user", "content": nudge})
                 repairs = ("tool_choice_nudged",)
@@ -179,25 +176,6 @@ def normalize_host(host: str) -> str:
     except ValueError:  # an address urlsplit cannot read (a bare IPv6): leave it to the server
         has_port = True
     return f"http://{address if has_port else f'{address}:{DEFAULT_PORT}'}{slash}{path}"
-
-
-def encode_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    encoded = []
-    for tool in tools:
-        function: dict[str, Any] = {"name": tool.name}
-        if tool.description is not None:
-            function["description"] = tool.description
-        function["parameters"] = dict(tool.input_schema)
-        encoded.append({"type": "function", "function": function})
-    return encoded
-
-
-def _nudge(choice: ToolChoice | None) -> str | None:
-    if choice is None or choice.mode in {"auto", "none"}:
-        return None
-    if choice.mode == "tool":
-        return f"Answer by calling the tool `{choice.name}`."
-    return "Answer by calling one of the available tools."
 
 
 def think_field(
@@ -304,7 +282,7 @@ def estimated_tokens(request: CompletionRequest) -> int:
                 chars += len(part.name) + len(json.dumps(part.arguments, ensure_ascii=False))
             elif isinstance(part, ToolResult):
                 chars += len(part.content)
-    chars += len(json.dumps(encode_tools(request.tools), ensure_ascii=False)) if request.tools else 0
+    chars += len(json.dumps(function_tools(request.tools), ensure_ascii=False)) if request.tools else 0
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 

@@ -5,12 +5,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
-from colibri_router.conversation import Message, Part, Text, Thinking, ToolCall, ToolChoice
+from colibri_router.conversation import Message, Part, Text, Thinking, ToolCall, ToolChoice, ToolSpec
 from colibri_router.toolcalls.arguments import parse_arguments
 from colibri_router.toolcalls.k2_markers import contains_k2_markers, parse_k2_markers
 
 REASONING_PLACEHOLDER = "(reasoning for this step was not recorded)"
+# Tool results on wires whose tool messages have no error flag, and that refuse an empty result.
+EMPTY_TOOL_RESULT = "(the tool returned no output)"
+ERROR_RESULT_PREFIX = "[tool error] "
+# Token budgets the one `reasoning` control stands for, where a wire takes a budget (Claude, Gemini
+# 2.5, Cohere).
+THINKING_BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
+
+
+def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Tools as ``{"type": "function", "function": {...}}`` (OpenAI's shape, which Cohere and Ollama
+    share). Contract I19: the JSON schema goes through untouched as ``parameters``."""
+    encoded = []
+    for tool in tools:
+        function: dict[str, Any] = {"name": tool.name}
+        if tool.description is not None:
+            function["description"] = tool.description
+        function["parameters"] = dict(tool.input_schema)
+        encoded.append({"type": "function", "function": function})
+    return encoded
 
 
 def tool_choice_nudge(choice: ToolChoice | None) -> str | None:

@@ -15,10 +15,10 @@ from typing import Any
 
 from colibri_router.conversation import Reasoning
 from colibri_router.providers.profiles import model_segment
+from colibri_router.wires.rules import THINKING_BUDGETS
 
 LEVELS = ("MINIMAL", "LOW", "MEDIUM", "HIGH")  # lowest first
 # The same budgets `reasoning` means on every budget-based provider.
-BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +91,7 @@ def _closest(wanted: str, accepted: tuple[str, ...]) -> str:
 
 def _budget(model: str, family: Budget, reasoning: Reasoning) -> tuple[dict[str, Any], tuple[str, ...]]:
     if reasoning != "off":
-        return {"includeThoughts": True, "thinkingBudget": max(BUDGETS[reasoning], family.minimum)}, ()
+        return {"includeThoughts": True, "thinkingBudget": max(THINKING_BUDGETS[reasoning], family.minimum)}, ()
     if family.can_disable:
         return {"thinkingBudget": 0}, ()
     config = {"includeThoughts": True, "thinkingBudget": family.minimum}

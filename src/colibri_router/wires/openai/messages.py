@@ -9,24 +9,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from colibri_router.conversation import Message, Part, Text, Thinking, ToolCall, ToolResult, ToolSpec
+from colibri_router.conversation import Message, Part, Text, Thinking, ToolCall, ToolResult
+from colibri_router.wires.rules import EMPTY_TOOL_RESULT, ERROR_RESULT_PREFIX, function_tools
 
-EMPTY_TOOL_RESULT = "(the tool returned no output)"
-ERROR_RESULT_PREFIX = "[tool error] "
 # What stands between a tool message and a user message on hosts that forbid the pair (Mistral 3230).
 TOOL_RESULTS_BRIDGE = "(tool results received)"
 
 
-def encode_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """Contract I19: the JSON schema is passed through untouched as ``parameters``."""
-    encoded = []
-    for tool in tools:
-        function: dict[str, Any] = {"name": tool.name}
-        if tool.description is not None:
-            function["description"] = tool.description
-        function["parameters"] = dict(tool.input_schema)
-        encoded.append({"type": "function", "function": function})
-    return encoded
+encode_tools = function_tools  # the wire's tool shape, shared with Cohere and Ollama
 
 
 def encode_messages(
