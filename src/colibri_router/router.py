@@ -16,7 +16,6 @@ import httpx
 
 from colibri_router.adapters import DEFAULT_MAX_TOKENS, Completion, run_completion
 from colibri_router.catalog import did_you_mean
-from colibri_router.clients import open_http_client
 from colibri_router.conversation import (
     AssistantTurn,
     CompletionRequest,
@@ -36,8 +35,7 @@ from colibri_router.settings import Settings, load_settings
 from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
 from colibri_router.wires import codec_for
 
-# open_http_client is the clients module's: the shell opens its one client through the router.
-__all__ = ["build_request", "open_http_client", "route", "tools_named_in", "with_neutral_ids"]
+__all__ = ["Admit", "build_request", "route", "tools_named_in", "with_neutral_ids"]
 
 OPEN_SCHEMA = {"type": "object"}
 # Called with each attempt's provider choice and request just before it is sent: may refuse it (by
