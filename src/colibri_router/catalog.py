@@ -25,7 +25,7 @@ from colibri_router.providers import (
     connect,
     load_registry,
 )
-from colibri_router.schema import ProviderModels, RouterModelsInput, RouterModelsResult
+from colibri_router.schema_tools import ProviderModels, RouterModelsInput, RouterModelsResult
 from colibri_router.transport import http_error
 from colibri_router.wires import codec_for
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from colibri_router.calls import store_for
 from colibri_router.errors import ConfigError
-from colibri_router.schema import (
+from colibri_router.schema_tools import (
     RouterThreadsInput,
     RouterThreadsResult,
     RouterUsageInput,

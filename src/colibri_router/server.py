@@ -31,9 +31,8 @@ from colibri_router.errors import ColibriError
 from colibri_router.logs import get_logger
 from colibri_router.outcomes import error_structured, error_text, internal_error
 from colibri_router.providers import provider_names
-from colibri_router.schema import (
-    RouterCallInput,
-    RouterCallResult,
+from colibri_router.schema import RouterCallInput, RouterCallResult, with_provider_names
+from colibri_router.schema_tools import (
     RouterModelsInput,
     RouterModelsResult,
     RouterRunInput,
@@ -41,7 +40,6 @@ from colibri_router.schema import (
     RouterThreadsResult,
     RouterUsageInput,
     RouterUsageResult,
-    with_provider_names,
 )
 
 SERVER_NAME = "colibri-router"

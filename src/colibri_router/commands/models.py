@@ -19,7 +19,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
 
     from colibri_router.catalog import list_models
-    from colibri_router.schema import RouterModelsInput
+    from colibri_router.schema_tools import RouterModelsInput
 
     try:
         result = anyio.run(list_models, RouterModelsInput(provider=args.provider, live=args.live))

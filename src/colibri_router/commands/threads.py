@@ -23,7 +23,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     from pydantic import ValidationError
 
     from colibri_router.records import threads
-    from colibri_router.schema import RouterThreadsInput
+    from colibri_router.schema_tools import RouterThreadsInput
 
     try:
         request = RouterThreadsInput(action=ACTIONS[args.action], thread_id=args.thread_id, limit=args.limit)  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
 
     from colibri_router.records import usage
-    from colibri_router.schema import RouterUsageInput
+    from colibri_router.schema_tools import RouterUsageInput
 
     try:
         result = anyio.run(usage, RouterUsageInput(since=args.since, by=args.by))

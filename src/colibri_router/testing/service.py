@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from colibri_router.errors import InvalidRequestError
-from colibri_router.schema import RouterRunInput
+from colibri_router.schema_tools import RouterRunInput
 from colibri_router.testing.runner import RunProgress, run_scenario
 from colibri_router.testing.scenario import InvalidInput
 
