@@ -1,6 +1,6 @@
 """A loopback Kimi upstream that costs next to nothing, in its own process: the benchmarks' upstream.
 
-``tests/fake_upstream.py`` is for tests: it validates every request like Moonshot does, records it,
+``tests/fake_upstream/`` is for tests: it validates every request like Moonshot does, records it,
 scripts replies, generates each SSE stream anew and spends a thread per connection, about 3 ms of
 Python CPU per request. Run inside the benchmark process, it also shares the GIL with the client
 under test: 100 concurrent bare httpx streams against it take as long as colibri-router's, so a

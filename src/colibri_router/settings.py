@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     thread_ttl_days: float = Field(30.0, gt=0, validation_alias="COLIBRI_THREAD_TTL_DAYS")
     budget_daily_usd: float | None = Field(None, ge=0, validation_alias="COLIBRI_BUDGET_DAILY_USD")
     budget_monthly_usd: float | None = Field(None, ge=0, validation_alias="COLIBRI_BUDGET_MONTHLY_USD")
+    run_concurrency: int = Field(4, ge=1, validation_alias="COLIBRI_RUN_CONCURRENCY")
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         "info", validation_alias="COLIBRI_LOG_LEVEL"
     )

@@ -14,13 +14,11 @@ e.g. ``"5/9 kimi repeat 2: failed trajectory"``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import anyio
 
-from colibri_router.errors import ConfigError
 from colibri_router.testing.assertions import AssertionResult, Scope, evaluate
 from colibri_router.testing.caller import CallOrigin, ModelCaller
 from colibri_router.testing.loop import RunPlan, RunState, Spending, play
@@ -54,12 +52,9 @@ def run_concurrency(value: int | None = None) -> int:
         if value < 1:
             raise InvalidInput(f"concurrency must be at least 1, got {value}")
         return value
-    raw = os.environ.get(CONCURRENCY_VARIABLE, "").strip()
-    if not raw:
-        return DEFAULT_CONCURRENCY
-    if not raw.isdigit() or int(raw) < 1:
-        raise ConfigError(f"{CONCURRENCY_VARIABLE} must be a whole number of at least 1, got {raw!r}")
-    return int(raw)
+    from colibri_router.settings import load_settings  # COLIBRI_RUN_CONCURRENCY, env file included
+
+    return load_settings().run_concurrency
 
 
 async def run_scenario(
