@@ -7,6 +7,7 @@ shaped like a credential, in case a key arrives by another route.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -16,12 +17,20 @@ REDACTED = "[redacted]"
 _SECRET_PATTERNS = re.compile(
     r"(?i)(sk-[A-Za-z0-9_\-]{8,}|bearer\s+[A-Za-z0-9._\-]{8,}|x-api-key[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9._\-]{8,})"
 )
-_KEY_VARIABLES = ("COLIBRI_KIMI_API_KEY", "ANTHROPIC_API_KEY")
+
+
+@functools.cache
+def key_variables() -> tuple[str, ...]:
+    """Every built-in provider's key variable. Read from the registry on first use, not at import:
+    this leaf is imported by the error tree, which the registry itself imports."""
+    from colibri_router.providers.builtin import BUILTIN_PROVIDERS
+
+    return tuple(dict.fromkeys(name for spec in BUILTIN_PROVIDERS for name in spec.key_envs))
 
 
 def redact(text: str, *secrets: str | None) -> str:
     """``text`` with every known key value and every credential-shaped token replaced."""
-    for secret in (*secrets, *(os.environ.get(name) for name in _KEY_VARIABLES)):
+    for secret in (*secrets, *(os.environ.get(name) for name in key_variables())):
         if secret and len(secret) >= 4:
             text = text.replace(secret, REDACTED)
     return _SECRET_PATTERNS.sub(REDACTED, text)

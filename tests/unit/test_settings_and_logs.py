@@ -282,3 +282,9 @@ def test_get_logger_without_configuration_writes_to_stderr_only(
     assert captured.out == ""
     assert "[kimi] model=m prompt_tokens=1 completion_tokens=2 latency_ms=3" in captured.err
     assert KEY not in captured.err
+
+
+def test_every_providers_key_is_redacted_from_log_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable, key in (("GEMINI_API_KEY", "AIzaSyGeminiKey123"), ("OPENROUTER_API_KEY", "or-v1-keyvalue-99")):
+        monkeypatch.setenv(variable, key)
+        assert redact(f"upstream said: bad key {key}") == f"upstream said: bad key {REDACTED}"
