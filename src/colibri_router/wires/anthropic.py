@@ -29,7 +29,7 @@ from colibri_router.conversation import (
     ToolSpec,
     Usage,
 )
-from colibri_router.errors import InvalidRequestError, MalformedResponse
+from colibri_router.errors import MalformedResponse
 from colibri_router.toolcalls.assembly import AnthropicStreamAssembler, StreamAssembler
 from colibri_router.toolcalls.ids import ids_for_claude
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names, nested_error
@@ -45,20 +45,14 @@ class AnthropicCodec:
     dialect: Dialect
 
     def endpoint(self, base_url: str, api_key: str | None, model: str) -> tuple[str, dict[str, str]]:
-        headers = {**self.dialect.provider.headers, "anthropic-version": ANTHROPIC_VERSION}
-        if api_key:
-            headers["x-api-key"] = api_key
+        headers = {**self.dialect.headers(api_key, "x-api-key", "{}"), "anthropic-version": ANTHROPIC_VERSION}
         return f"{base_url}/v1/messages", headers
 
     def new_assembler(self) -> StreamAssembler:
         return AnthropicStreamAssembler()
 
     def encode(self, request: CompletionRequest) -> Encoded:
-        profile = self.dialect.profile
-        if profile.max_tools is not None and len(request.tools) > profile.max_tools:
-            raise InvalidRequestError(
-                f"{request.model} accepts at most {profile.max_tools} tools; the call gave {len(request.tools)}"
-            )
+        self.dialect.check_tool_count(request)
         body: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_tokens,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from colibri_router.conversation import AssistantTurn, CompletionRequest
-from colibri_router.errors import ErrorFamily, Kind, error_family
+from colibri_router.errors import ErrorFamily, InvalidRequestError, Kind, error_family
 from colibri_router.providers.profiles import ModelProfile
 from colibri_router.providers.spec import ProviderSpec
 from colibri_router.retry import parse_retry_after
@@ -41,6 +41,23 @@ class Dialect:
     @property
     def errors(self) -> ErrorFamily:
         return error_family(self.provider.error_prefix)
+
+    def headers(
+        self, api_key: str | None, key_header: str = "authorization", key_format: str = "Bearer {}"
+    ) -> dict[str, str]:
+        """The provider's extra headers plus the key, when there is one, in the wire's own header."""
+        headers = dict(self.provider.headers)
+        if api_key:
+            headers[key_header] = key_format.format(api_key)
+        return headers
+
+    def check_tool_count(self, request: CompletionRequest) -> None:
+        """The model profile's tool limit (Kimi: 128), on every wire that serves such a model."""
+        limit = self.profile.max_tools
+        if limit is not None and len(request.tools) > limit:
+            raise InvalidRequestError(
+                f"{request.model} accepts at most {limit} tools; the call gave {len(request.tools)}"
+            )
 
     @property
     def max_temperature(self) -> float:

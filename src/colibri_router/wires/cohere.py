@@ -63,10 +63,7 @@ class CohereCodec:
     dialect: Dialect
 
     def endpoint(self, base_url: str, api_key: str | None, model: str) -> tuple[str, dict[str, str]]:
-        headers = dict(self.dialect.provider.headers)
-        if api_key:
-            headers["authorization"] = f"Bearer {api_key}"
-        return f"{base_url}/v2/chat", headers
+        return f"{base_url}/v2/chat", self.dialect.headers(api_key)
 
     def model_list_endpoint(self, base_url: str, api_key: str | None) -> tuple[str, dict[str, str]]:
         _, headers = self.endpoint(base_url, api_key, "")

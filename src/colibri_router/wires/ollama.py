@@ -35,7 +35,7 @@ from colibri_router.conversation import (
     ToolResult,
     Usage,
 )
-from colibri_router.errors import InvalidRequestError, MalformedResponse
+from colibri_router.errors import MalformedResponse
 from colibri_router.providers.profiles import ModelProfile, model_segment
 from colibri_router.toolcalls.arguments import parse_arguments
 from colibri_router.toolcalls.assembly.base import StreamAssembler, as_object, as_text
@@ -72,10 +72,7 @@ class OllamaCodec:
     dialect: Dialect
 
     def endpoint(self, base_url: str, api_key: str | None, model: str) -> tuple[str, dict[str, str]]:
-        headers = dict(self.dialect.provider.headers)
-        if api_key:
-            headers["authorization"] = f"Bearer {api_key}"
-        return f"{normalize_host(base_url)}/api/chat", headers
+        return f"{normalize_host(base_url)}/api/chat", self.dialect.headers(api_key)
 
     def model_list_endpoint(self, base_url: str, api_key: str | None) -> tuple[str, dict[str, str]]:
         _, headers = self.endpoint(base_url, api_key, "")
@@ -86,10 +83,7 @@ class OllamaCodec:
 
     def encode(self, request: CompletionRequest) -> Encoded:
         profile = self.dialect.profile
-        if profile.max_tools is not None and len(request.tools) > profile.max_tools:
-            raise InvalidRequestError(
-                f"{request.model} accepts at most {profile.max_tools} tools; the call gave {len(request.tools)}"
-            )
+        self.dialect.check_tool_count(request)
         warnings: list[str] = []
         repairs: tuple[str, ...] = ()
         messages = encode_messages(self._with_profile_ids(request.messages), request.system)

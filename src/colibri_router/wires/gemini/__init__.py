@@ -30,9 +30,7 @@ class GeminiCodec:
     dialect: Dialect
 
     def endpoint(self, base_url: str, api_key: str | None, model: str) -> tuple[str, dict[str, str]]:
-        headers = dict(self.dialect.provider.headers)
-        if api_key:
-            headers["x-goog-api-key"] = api_key
+        headers = self.dialect.headers(api_key, "x-goog-api-key", "{}")
         return f"{base_url}/{model_path(model)}:streamGenerateContent?alt=sse", headers
 
     def model_list_endpoint(self, base_url: str, api_key: str | None) -> tuple[str, dict[str, str]]:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from colibri_router.conversation import AssistantTurn, CompletionRequest, Message, ToolCall, ToolChoice
-from colibri_router.errors import InvalidRequestError
 from colibri_router.toolcalls.assembly import OpenAIStreamAssembler, StreamAssembler
 from colibri_router.toolcalls.ids import ids_for_kimi, ids_for_mistral, ids_for_openai
 from colibri_router.wires import rules
@@ -32,20 +31,14 @@ class OpenAICodec:
     dialect: Dialect
 
     def endpoint(self, base_url: str, api_key: str | None, model: str) -> tuple[str, dict[str, str]]:
-        headers = dict(self.dialect.provider.headers)
-        if api_key:
-            headers["authorization"] = f"Bearer {api_key}"
-        return f"{base_url}/chat/completions", headers
+        return f"{base_url}/chat/completions", self.dialect.headers(api_key)
 
     def new_assembler(self) -> StreamAssembler:
         return OpenAIStreamAssembler()
 
     def encode(self, request: CompletionRequest) -> Encoded:
         profile, host = self.dialect.profile, self.dialect.provider.quirks
-        if profile.max_tools is not None and len(request.tools) > profile.max_tools:
-            raise InvalidRequestError(
-                f"{request.model} accepts at most {profile.max_tools} tools; the call gave {len(request.tools)}"
-            )
+        self.dialect.check_tool_count(request)
         warnings: list[str] = []
         history = self._history(request.messages)
         if profile.replays_reasoning:
