@@ -57,13 +57,13 @@ def _private_state_and_config(
 ) -> None:
     """The ledger, threads and config file of a test live in its own temp directories, never in the
     developer's home; each test starts with no store opened."""
-    from colibri_router import calls
+    from colibri_router import store
 
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("COLIBRI_STATE_DIR", str(home / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state-home"))
-    monkeypatch.setattr(calls, "_stores", {})
+    monkeypatch.setattr(store, "_shared", {})
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,6 @@ import math
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
 import anyio
 import httpx
@@ -35,7 +34,7 @@ from colibri_router.store import (
     Store,
     StoreError,
     local_principal,
-    open_store,
+    shared_store,
     usd_to_micro,
 )
 
@@ -53,7 +52,7 @@ async def serve(
     notify: Notify | None = None,
 ) -> RouterCallResult:
     settings = load_settings()
-    store = store_for(settings)
+    store = shared_store(settings)
     limits = BudgetLimits.from_usd(daily=settings.budget_daily_usd, monthly=settings.budget_monthly_usd)
     if store is None:
         if args.thread_id is not None:
@@ -75,7 +74,7 @@ async def serve(
 async def _with_thread(call: _Accounting, client: httpx.AsyncClient | None, notify: Notify | None) -> RouterCallResult:
     args, store = call.args, call.store
     if args.thread_id is None or store is None:
-        return await route(args, client=client, notify=notify, admit=call.admit)
+        return await route(args, client=client, notify=notify, admit=call.admit, settings=call.settings)
     new_turns = args.new_turns()
     async with AsyncExitStack() as stack:
         lease, history = None, []
@@ -85,7 +84,7 @@ async def _with_thread(call: _Accounting, client: httpx.AsyncClient | None, noti
         conversation = [InputMessage.model_validate(turn) for turn in [*history, *new_turns]]
         routed = args.model_copy(update={"messages": conversation, "prompt": None, "thread_id": None})
         call.thread_id = None if lease is None else args.thread_id
-        result = await route(routed, client=client, notify=notify, admit=call.admit)
+        result = await route(routed, client=client, notify=notify, admit=call.admit, settings=call.settings)
         assistant = result.message.model_dump() if result.message else {"role": "assistant", "content": result.content}
         try:
             if lease is None:
@@ -120,6 +119,8 @@ class _Accounting:
 
     async def admit(self, choice: Choice, request: CompletionRequest) -> list[str]:
         """Before an attempt is sent: the call's own cost cap, then (once) the budgets' reservation."""
+        if self.args.max_cost_usd is None and not self.limits.by_scope():
+            return []  # nothing to check: no price lookup on the plain path
         warnings: list[str] = []
         worst = worst_case_cost(
             choice.provider.price_provider,
@@ -128,7 +129,7 @@ class _Accounting:
             request.max_tokens,
             local=choice.provider.local,
         )
-        if worst is None and (self.args.max_cost_usd is not None or self.limits.by_scope()):
+        if worst is None:
             warnings.append(f"no price known for {choice.model}: the cost cap and budgets could not check this call")
         if worst is not None and self.args.max_cost_usd is not None and worst > self.args.max_cost_usd:
             raise CostCapError(
@@ -197,22 +198,3 @@ def estimated_input_tokens(request: CompletionRequest) -> int:
     chars += sum(len(str(part)) for message in request.messages for part in message.parts)
     chars += sum(len(str(tool.input_schema)) + len(tool.name) + len(tool.description or "") for tool in request.tools)
     return math.ceil(chars / CHARS_PER_TOKEN_ESTIMATE)
-
-
-_stores: dict[tuple[str, float], Store] = {}
-
-
-def store_for(settings: Settings) -> Store | None:
-    """The process's store for the configured state directory (None when COLIBRI_STORE is off).
-    Opening touches nothing on disk: the file is created by the first read or write."""
-    if settings.store == "off":
-        return None
-    directory = Path(settings.state_dir).expanduser() if settings.state_dir else None
-    key = (str(directory), settings.thread_ttl_days)
-    store = _stores.get(key)
-    if store is None:
-        store = open_store(directory, thread_ttl_days=settings.thread_ttl_days)
-        if store is None:
-            return None
-        _stores[key] = store
-    return store

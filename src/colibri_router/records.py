@@ -4,7 +4,6 @@ their own threads and usage."""
 
 from __future__ import annotations
 
-from colibri_router.calls import store_for
 from colibri_router.errors import ConfigError
 from colibri_router.schema_tools import (
     RouterThreadsInput,
@@ -15,11 +14,11 @@ from colibri_router.schema_tools import (
     UsageGroup,
 )
 from colibri_router.settings import load_settings
-from colibri_router.store import Store, UsageTotals, local_principal
+from colibri_router.store import Store, UsageTotals, local_principal, shared_store
 
 
 def _store() -> Store:
-    store = store_for(load_settings())
+    store = shared_store(load_settings())
     if store is None:
         raise ConfigError("threads and usage live in the store, and COLIBRI_STORE is off")
     return store

@@ -75,10 +75,11 @@ async def route(
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
     admit: Admit | None = None,
+    settings: Settings | None = None,
 ) -> RouterCallResult:
     """One router_call: the requested model, then each fallback in turn while failures allow it, all
     within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried)."""
-    settings = load_settings()
+    settings = settings or load_settings()  # the caller's reading of this call's settings, if it made one
     registry = load_registry()
     call = _Call(args, settings, registry, Deadline.after(args.timeout_s or settings.timeout_s), client, notify, admit)
     candidates = [(args.provider, args.model), *((None, m) for m in (args.fallback or registry.fallback))]

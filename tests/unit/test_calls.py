@@ -11,7 +11,7 @@ import anyio
 import httpx
 import pytest
 
-from colibri_router import calls
+from colibri_router import store as store_module
 from colibri_router.calls import serve
 from colibri_router.errors import ColibriError, ConfigError
 from colibri_router.schema import RouterCallInput
@@ -40,7 +40,7 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "claude-key-123456")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://claude.test")
     monkeypatch.setenv("COLIBRI_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setattr(calls, "_stores", {})
+    monkeypatch.setattr(store_module, "_shared", {})
     return tmp_path / "state"
 
 
@@ -57,7 +57,7 @@ async def call(handler: Handler, **args: Any) -> tuple[Any, list[dict[str, Any]]
 
 
 def store() -> Any:
-    return calls.store_for(load_settings())
+    return store_module.shared_store(load_settings())
 
 
 async def test_a_thread_keeps_the_conversation_and_the_host_sends_only_new_turns() -> None:

@@ -37,13 +37,12 @@ naming the path and the cause.
 from __future__ import annotations
 
 import getpass
-import os
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-from colibri_router.errors import ConfigError
+from colibri_router.settings import Settings, load_settings
 from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.errors import BudgetExceeded, BudgetScope, StoreError, ThreadBusy, ThreadNotFound
 from colibri_router.store.money import format_usd, micro_to_usd, usd_to_micro
@@ -88,8 +87,6 @@ __all__ = [
 
 DATABASE_FILENAME = "colibri.db"
 DEFAULT_THREAD_TTL_DAYS = 30.0
-_STORE_VARIABLE = "COLIBRI_STORE"
-_STATE_DIR_VARIABLE = "COLIBRI_STATE_DIR"
 
 
 class Store(Protocol):
@@ -171,24 +168,39 @@ def open_store(
     thread_ttl_days: float = DEFAULT_THREAD_TTL_DAYS,
     clock: Clock = utc_now,
 ) -> Store | None:
-    """The configured store, or None when ``COLIBRI_STORE=off``. Cheap: nothing is opened yet.
+    """A store, or None when ``COLIBRI_STORE=off``. Cheap: nothing is opened yet.
 
     ``state_dir`` defaults to :func:`default_state_dir`; ``thread_ttl_days`` is
     ``COLIBRI_THREAD_TTL_DAYS`` as the caller's settings read it (fractions allowed)."""
-    setting = os.environ.get(_STORE_VARIABLE, "").strip().lower()
-    if setting == "off":
+    if load_settings().store == "off":
         return None
-    if setting not in ("", "on"):
-        raise ConfigError(f"{_STORE_VARIABLE} must be 'on' or 'off', got {setting!r}")
     from colibri_router.store.sqlite import SqliteStore  # imports sqlite3 only when a store is wanted
 
     directory = state_dir if state_dir is not None else default_state_dir()
     return SqliteStore(directory / DATABASE_FILENAME, thread_ttl_days=thread_ttl_days, clock=clock)
 
 
+_shared: dict[tuple[Path, float], Store] = {}
+
+
+def shared_store(settings: Settings) -> Store | None:
+    """The process's store for the configured state directory and thread lifetime (None when
+    ``COLIBRI_STORE`` is off): one connection serves every call of a server process."""
+    if settings.store == "off":
+        return None
+    key = (default_state_dir(), settings.thread_ttl_days)
+    store = _shared.get(key)
+    if store is None:
+        store = open_store(key[0], thread_ttl_days=key[1])
+        if store is None:
+            return None
+        _shared[key] = store
+    return store
+
+
 def default_state_dir() -> Path:
-    """``COLIBRI_STATE_DIR`` if set and not empty, else the user state directory of colibri-router."""
-    configured = os.environ.get(_STATE_DIR_VARIABLE, "").strip()
+    """``COLIBRI_STATE_DIR`` if set, else the user state directory of colibri-router."""
+    configured = load_settings().state_dir
     if configured:
         return Path(configured).expanduser()
     import platformdirs
