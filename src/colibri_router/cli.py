@@ -19,7 +19,7 @@ from colibri_router import __version__
 from colibri_router.commands import call, models, run, threads, usage
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
-from colibri_router.providers import BUILTIN, load_registry, provider_names
+from colibri_router.providers import load_registry, provider_names
 from colibri_router.settings import load_settings
 
 COMMANDS = {"call": call, "models": models, "threads": threads, "usage": usage, "run": run}
@@ -104,13 +104,9 @@ def provider_keys() -> list[tuple[str, str, bool]]:
 
     The one place the command reads the provider list, so that it follows wherever the registry
     lives. A setting that does not parse counts as no key (start-up already warned about it)."""
-    from colibri_router.providers import configured, load_registry
+    from colibri_router.providers import configured, usable_providers
 
-    try:
-        providers = load_registry().providers
-    except ConfigError:
-        providers = BUILTIN
-    return [(spec.name, " or ".join(spec.key_envs), configured(spec)) for spec in providers.values()]
+    return [(spec.name, " or ".join(spec.key_envs), configured(spec)) for spec in usable_providers().values()]
 
 
 def _configure_logging_from_settings() -> None:

@@ -22,7 +22,7 @@ and a ``retryable`` flag; hosts and scripts branch on ``code``, never on message
 (``OPENAI``, ``KIMI_ANTHROPIC``, ``GPU_BOX``); ``kimi`` and ``claude`` keep ``KIMI`` and ``ANTHROPIC``.
 
 Every error also has a ``kind`` an agent can act on (``RATE_LIMITED``, ``QUOTA_EXCEEDED``...; the list is
-:data:`KINDS`), whether a later identical call can succeed (:attr:`ColibriError.retryable_later`), and,
+:data:`Kind`), whether a later identical call can succeed (:attr:`ColibriError.retryable_later`), and,
 once the router knows them, the ``provider`` and ``model`` it concerned. ``retryable`` is narrower:
 whether the router itself retries it (never a network error or a cut stream: contract I8).
 
@@ -53,7 +53,6 @@ Kind: TypeAlias = Literal[
     "BUDGET_EXCEEDED",
     "UNKNOWN",
 ]
-KINDS: tuple[Kind, ...] = Kind.__args__  # type: ignore[attr-defined]
 # Kinds where a later identical call can succeed: waiting helps (rate limits, overload, 5xx, network,
 # timeouts); it does not for quota, auth, bad requests, context length or a content filter.
 RETRYABLE_KINDS: frozenset[str] = frozenset({"RATE_LIMITED", "PROVIDER_ERROR", "NETWORK_ERROR", "TIMEOUT"})

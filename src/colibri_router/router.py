@@ -33,7 +33,7 @@ from colibri_router.retry import Deadline
 from colibri_router.schema import AssistantMessage, Attempt, RouterCallInput, RouterCallResult, ToolCallOut
 from colibri_router.settings import Settings, load_settings
 from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
-from colibri_router.wires import codec_for
+from colibri_router.wires import codec_for_call
 
 __all__ = ["Admit", "build_request", "route", "tools_named_in", "with_neutral_ids"]
 
@@ -115,7 +115,7 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
     request, warnings = build_request(args, model)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
-    codec = codec_for(provider, model, settings.kimi_tool_ids, prompt_cache=settings.prompt_cache == "auto")
+    codec = codec_for_call(provider, model, settings)
     progress = CallProgress(provider.name, call.notify)
 
     async def complete() -> Completion:

@@ -62,41 +62,32 @@ INSTRUCTIONS = (
 Notify = Callable[[float, str, float | None], Awaitable[None]]
 
 
-class RouterCallArguments(RouterCallInput, ArgModelBase):
-    """The SDK validates arguments with this model and hands the validated model to the tool."""
+class _WholeArguments(ArgModelBase):
+    """The SDK validates a tool's arguments with its model and hands the tool the validated model
+    whole (as ``arguments``), instead of spreading its fields as keyword arguments."""
 
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": self}
+
+
+class RouterCallArguments(RouterCallInput, _WholeArguments):
     model_config = ConfigDict(title="router_call arguments")
 
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": self}
 
-
-class RouterModelsArguments(RouterModelsInput, ArgModelBase):
+class RouterModelsArguments(RouterModelsInput, _WholeArguments):
     model_config = ConfigDict(title="router_models arguments")
 
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": self}
 
-
-class RouterThreadsArguments(RouterThreadsInput, ArgModelBase):
+class RouterThreadsArguments(RouterThreadsInput, _WholeArguments):
     model_config = ConfigDict(title="router_threads arguments")
 
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": self}
 
-
-class RouterUsageArguments(RouterUsageInput, ArgModelBase):
+class RouterUsageArguments(RouterUsageInput, _WholeArguments):
     model_config = ConfigDict(title="router_usage arguments")
 
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": self}
 
-
-class RouterRunArguments(RouterRunInput, ArgModelBase):
+class RouterRunArguments(RouterRunInput, _WholeArguments):
     model_config = ConfigDict(title="router_run arguments")
-
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": self}
 
 
 def _notifier(ctx: Context[Any, Any]) -> Notify:

@@ -66,7 +66,7 @@ async def exchange(
 
 def http_error(response: httpx.Response, codec: WireCodec) -> ApiError:
     status = response.status_code
-    said = codec.read_error(status, {k.lower(): v for k, v in response.headers.items()}, response.content)
+    said = codec.read_error(status, response.headers, response.content)  # httpx headers ignore case
     retryable = said.retryable if said.retryable is not None else (status == 429 or status >= 500)
     label = f" {said.error_type}" if said.error_type else ""
     phrases = codec.dialect.provider.error_phrases

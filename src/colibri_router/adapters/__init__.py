@@ -41,6 +41,7 @@ from colibri_router.errors import (
     KimiTimeoutError,
 )
 from colibri_router.providers import BUILTIN, ProviderSpec, load_registry
+from colibri_router.settings import load_settings
 
 Provider = ProviderSpec
 PROVIDERS: Mapping[str, ProviderSpec] = BUILTIN
@@ -49,8 +50,6 @@ PROVIDERS: Mapping[str, ProviderSpec] = BUILTIN
 def supports_tools(model: str, *, provider: str | None = None) -> bool:
     """The seed's ``supportsTools(model)``: whether the provider that would serve ``model`` takes tool
     definitions (every built-in model family does; a config entry may say ``tools = false``)."""
-    from colibri_router.settings import load_settings
-
     return load_registry().choose(provider, model, load_settings()).provider.tools
 
 

@@ -30,7 +30,7 @@ from colibri_router.providers import Connection, ProviderSpec, connect
 from colibri_router.retry import Deadline, RetryPolicy, Sleep, with_retries
 from colibri_router.settings import load_settings
 from colibri_router.transport import exchange
-from colibri_router.wires import WireCodec, codec_for
+from colibri_router.wires import WireCodec, codec_for_call
 
 DEFAULT_MAX_TOKENS = 1024
 
@@ -165,7 +165,7 @@ async def complete_prompt(
         tools=tool_specs(tools),
     )
     completion = await run_completion(
-        codec_for(provider, model, settings.kimi_tool_ids, prompt_cache=settings.prompt_cache == "auto"),
+        codec_for_call(provider, model, settings),
         request,
         connection,
         deadline=Deadline.after(options.timeout_s or settings.timeout_s),

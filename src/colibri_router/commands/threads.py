@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from colibri_router.commands.output import emit_error, emit_json, invalid
 from colibri_router.errors import ColibriError
 
-ACTIONS = {"list": "list", "show": "get", "delete": "delete"}
+ACTIONS: dict[str, Literal["list", "get", "delete"]] = {"list": "list", "show": "get", "delete": "delete"}
 
 
 def register(commands: Any, provider_names: list[str]) -> None:
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     from colibri_router.schema_tools import RouterThreadsInput
 
     try:
-        request = RouterThreadsInput(action=ACTIONS[args.action], thread_id=args.thread_id, limit=args.limit)  # type: ignore[arg-type]
+        request = RouterThreadsInput(action=ACTIONS[args.action], thread_id=args.thread_id, limit=args.limit)
     except ValidationError as exc:
         return invalid(stdout, str(exc))
     try:

@@ -11,6 +11,7 @@ from colibri_router.providers.registry import (
     connect,
     load_registry,
     provider_names,
+    usable_providers,
 )
 from colibri_router.providers.spec import HostQuirks, ProviderSpec, WireName
 
@@ -30,4 +31,5 @@ __all__ = [
     "load_registry",
     "profile_for",
     "provider_names",
+    "usable_providers",
 ]

@@ -40,7 +40,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PROVIDER_KEYS = frozenset({"wire", "base_url", "api_key_env", "default_model", "models", "headers", "tools"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # compared and hashed by identity: one per parse
 class ConfigFile:
     path: str | None
     providers: tuple[ProviderSpec, ...] = ()

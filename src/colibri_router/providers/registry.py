@@ -11,6 +11,7 @@ An alias (built-in, or the config file's ``[aliases]``) is resolved first; the r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -18,7 +19,7 @@ from types import MappingProxyType
 from colibri_router.errors import ConfigError, InvalidRequestError, error_family
 from colibri_router.providers.aliases import BUILTIN_ALIASES, resolve_alias
 from colibri_router.providers.builtin import BUILTIN_PROVIDERS
-from colibri_router.providers.config import load_config
+from colibri_router.providers.config import ConfigFile, load_config
 from colibri_router.providers.spec import ProviderSpec
 from colibri_router.settings import Settings, variable
 
@@ -97,8 +98,13 @@ class Registry:
 def load_registry() -> Registry:
     """Built-ins and the config file's providers, as the environment and the file say now."""
     config = load_config(_BUILTIN_NAMES)
-    if config.path is None:
-        return _BUILTIN_REGISTRY
+    return _BUILTIN_REGISTRY if config.path is None else _merged(config)
+
+
+@functools.lru_cache(maxsize=4)
+def _merged(config: ConfigFile) -> Registry:
+    """The built-ins with a parsed config file, built once per parse (the parse is cached on the
+    file's stat, so an unchanged file gives the same object)."""
     return Registry(
         providers=MappingProxyType({**BUILTIN, **{spec.name: spec for spec in config.providers}}),
         aliases=MappingProxyType({**BUILTIN_ALIASES, **config.aliases}),
@@ -140,10 +146,14 @@ def configured(spec: ProviderSpec) -> bool:
     return True
 
 
-def provider_names() -> list[str]:
-    """The registry's names as the environment and config file stand now; the built-ins alone when
-    the config file is broken (every call then reports the problem)."""
+def usable_providers() -> Mapping[str, ProviderSpec]:
+    """The registry's providers as the environment and config file stand now; the built-ins alone
+    when the config file is broken (every call then reports the problem)."""
     try:
-        return list(load_registry().providers)
+        return load_registry().providers
     except ConfigError:
-        return list(BUILTIN)
+        return BUILTIN
+
+
+def provider_names() -> list[str]:
+    return list(usable_providers())

@@ -7,6 +7,7 @@ from types import MappingProxyType
 
 from colibri_router.providers.profiles import profile_for
 from colibri_router.providers.spec import ProviderSpec, WireName
+from colibri_router.settings import Settings
 from colibri_router.toolcalls.ids import KimiIdMode
 from colibri_router.wires import anthropic, cohere, gemini, ollama, openai
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, WireCodec
@@ -29,4 +30,9 @@ def codec_for(
     return WIRES[provider.wire](Dialect(provider, profile_for(model), kimi_id_mode, prompt_cache))
 
 
-__all__ = ["WIRES", "Dialect", "Encoded", "UpstreamError", "WireCodec", "codec_for"]
+def codec_for_call(provider: ProviderSpec, model: str, settings: Settings) -> WireCodec:
+    """The codec for one call, with the user's codec settings (Kimi ID mode, prompt caching)."""
+    return codec_for(provider, model, settings.kimi_tool_ids, prompt_cache=settings.prompt_cache == "auto")
+
+
+__all__ = ["WIRES", "Dialect", "Encoded", "UpstreamError", "WireCodec", "codec_for", "codec_for_call"]
