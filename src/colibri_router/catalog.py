@@ -26,7 +26,7 @@ from colibri_router.providers import (
     load_registry,
 )
 from colibri_router.schema_tools import ProviderModels, RouterModelsInput, RouterModelsResult
-from colibri_router.transport import http_error
+from colibri_router.transport import get_json
 from colibri_router.wires import codec_for
 
 MAX_SUGGESTIONS = 3
@@ -97,18 +97,11 @@ async def _ask_live(spec: ProviderSpec, entry: ProviderModels, http: httpx.Async
         connection = connect(spec)
         codec = codec_for(spec, spec.default_model or "")
         url, headers = codec.model_list_endpoint(connection.base_url, connection.api_key)
-        response = await http.get(url, headers=headers)
-        if not response.is_success:
-            raise http_error(response, codec)
-        body = response.json()
-        live = codec.decode_model_list(body if isinstance(body, dict) else {})
+        live = codec.decode_model_list(await get_json(http, url, headers, codec=codec))
     except ColibriError as error:
         if connection is not None and connection.api_key:
             error.scrub(connection.api_key)
         entry.live_error = f"{error.code}: {error.message}"
-        return
-    except (httpx.HTTPError, ValueError) as error:
-        entry.live_error = f"{spec.error_prefix}_API_ERROR: model list failed: {type(error).__name__}: {error}"
         return
     entry.models = list(dict.fromkeys([*live, *entry.models]))
     entry.live_error = None

@@ -60,8 +60,20 @@ async def exchange(
                 return await _assemble(_sse_from_bytes(raw), response, codec, progress)
             return json_object(raw, codec, response.status_code)
     except httpx.TransportError as exc:
-        # Contract I8: a network failure is a config/DNS/firewall problem, not load: no retry.
-        raise codec.dialect.errors.api(f"network error calling {url}: {_describe(exc)}", kind="NETWORK_ERROR") from exc
+        raise _network_error(codec, url, exc) from exc
+
+
+async def get_json(
+    client: httpx.AsyncClient, url: str, headers: Mapping[str, str], *, codec: WireCodec
+) -> dict[str, Any]:
+    """GET a JSON object (a model list), its failures mapped like an exchange's."""
+    try:
+        response = await client.get(url, headers=headers)
+    except httpx.TransportError as exc:
+        raise _network_error(codec, url, exc) from exc
+    if not response.is_success:
+        raise http_error(response, codec)
+    return json_object(response.content, codec, response.status_code)
 
 
 def http_error(response: httpx.Response, codec: WireCodec) -> ApiError:
@@ -155,6 +167,11 @@ async def _assemble(
             status=status,
             kind="NETWORK_ERROR",
         ) from exc
+
+
+def _network_error(codec: WireCodec, url: str, exc: httpx.TransportError) -> ApiError:
+    # Contract I8: a network failure is a config/DNS/firewall problem, not load: no retry.
+    return codec.dialect.errors.api(f"network error calling {url}: {_describe(exc)}", kind="NETWORK_ERROR")
 
 
 def _describe(exc: Exception) -> str:
