@@ -13,7 +13,6 @@ Facts and sources: PROVIDER-FACTS.md §4. Rules handled here once:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,7 +38,13 @@ from colibri_router.toolcalls.arguments import parse_arguments
 from colibri_router.toolcalls.assembly.base import StreamAssembler, as_object, as_text
 from colibri_router.toolcalls.assembly.cohere import CohereStreamAssembler
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names, nested_error
-from colibri_router.wires.rules import EMPTY_TOOL_RESULT, ERROR_RESULT_PREFIX, THINKING_BUDGETS, function_tools
+from colibri_router.wires.rules import (
+    EMPTY_TOOL_RESULT,
+    ERROR_RESULT_PREFIX,
+    THINKING_BUDGETS,
+    function_tool_calls,
+    function_tools,
+)
 
 WIRE = "cohere"
 KIND = "kind"  # ProviderState key: which field of Cohere's assistant message a reasoning part came from
@@ -185,14 +190,7 @@ def _assistant_message(parts: Sequence[Part]) -> dict[str, Any] | None:
         plan = "".join(p.text for p in parts if isinstance(p, Thinking) and _kind(p) == TOOL_PLAN)
         if plan:
             message["tool_plan"] = plan
-        message["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
-            }
-            for call in calls
-        ]
+        message["tool_calls"] = function_tool_calls(calls)
     return message
 
 

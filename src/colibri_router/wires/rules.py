@@ -3,6 +3,7 @@ choice, reasoning placeholders for thinking models, K2 marker parsing, and stop-
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -31,6 +32,18 @@ def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         function["parameters"] = dict(tool.input_schema)
         encoded.append({"type": "function", "function": function})
     return encoded
+
+
+def function_tool_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    """Calls as ``{"id", "type": "function", "function": {"name", "arguments": <JSON text>}}``."""
+    return [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
+        }
+        for call in calls
+    ]
 
 
 def tool_choice_nudge(choice: ToolChoice | None) -> str | None:

@@ -144,6 +144,14 @@ class BaseAssembler(ABC):
         self._chars += chars
         self._started = self._started or chars > 0
 
+    def _add(self, fragments: Fragments, piece: object, label: str) -> str | None:
+        """Add ``piece`` to a growing string; ``label`` when it is the string's first content (a block
+        starts: a progress message), else None."""
+        first = not fragments
+        chars = fragments.add(piece)
+        self._grew(chars)
+        return label if chars and first else None
+
     @abstractmethod
     def _feed(self, event: str, data: str) -> str | None: ...
 

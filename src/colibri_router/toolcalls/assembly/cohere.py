@@ -95,10 +95,7 @@ class CohereStreamAssembler(BaseAssembler):
                 kind_of_delta = "thinking" if "thinking" in delta else "text"
                 return self._add_content(_index(payload), delta, kind_of_delta)
             case "tool-plan-delta":
-                first = not self._tool_plan
-                chars = self._tool_plan.add(_delta_message(payload).get("tool_plan"))
-                self._grew(chars)
-                return "thinking" if chars and first else None
+                return self._add(self._tool_plan, _delta_message(payload).get("tool_plan"), "thinking")
             case "tool-call-start":
                 call = _ToolCall(_one_call(_delta_message(payload).get("tool_calls")))
                 self._calls[_index(payload)] = call
@@ -115,10 +112,7 @@ class CohereStreamAssembler(BaseAssembler):
         content = self._contents.get(index)
         if content is None:
             content = self._contents[index] = _Content(kind if kind in _CONTENT_KINDS else "text")
-        first = not content.value
-        chars = content.value.add(piece.get(content.kind))
-        self._grew(chars)
-        return content.kind if chars and first else None
+        return self._add(content.value, piece.get(content.kind), content.kind)
 
     def _add_arguments(self, payload: dict[str, Any]) -> None:
         index = _index(payload)

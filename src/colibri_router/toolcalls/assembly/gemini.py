@@ -119,13 +119,8 @@ class GeminiStreamAssembler(BaseAssembler):
         if target is None:
             target = _TextPart(thought)
             self._parts.append(target)
-        first = not target.text
-        chars = target.text.add(part.get("text"))
         target.signature = signature
-        self._grew(chars)
-        if chars and first:
-            return "thinking" if thought else "text"
-        return None
+        return self._add(target.text, part.get("text"), "thinking" if thought else "text")
 
     def _received(self) -> str:
         return (

@@ -52,12 +52,6 @@ class OllamaStreamAssembler(BaseAssembler):
             self._complete = True
         return label
 
-    def _add(self, fragments: Fragments, piece: object, label: str) -> str | None:
-        first = not fragments
-        chars = fragments.add(piece)
-        self._grew(chars)
-        return label if chars and first else None
-
     def _add_call(self, call: dict[str, Any]) -> str | None:
         if not call:
             return None

@@ -124,12 +124,6 @@ class OpenAIStreamAssembler(BaseAssembler):
                 label = self._add(self._text, chunk.get("text"), "text") or label
         return label
 
-    def _add(self, fragments: Fragments, piece: object, label: str) -> str | None:
-        first = not fragments
-        chars = fragments.add(piece)
-        self._grew(chars)
-        return label if chars and first else None
-
     def _feed_tool_call(self, fragment: dict[str, Any]) -> str | None:
         index = self._index_of(fragment)
         call = self._calls.get(index)

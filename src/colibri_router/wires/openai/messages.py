@@ -5,12 +5,11 @@ Tool-call IDs are written as they are in the messages: the codec derives the wir
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from colibri_router.conversation import Message, Part, Text, Thinking, ToolCall, ToolResult
-from colibri_router.wires.rules import EMPTY_TOOL_RESULT, ERROR_RESULT_PREFIX, function_tools
+from colibri_router.wires.rules import EMPTY_TOOL_RESULT, ERROR_RESULT_PREFIX, function_tool_calls, function_tools
 
 # What stands between a tool message and a user message on hosts that forbid the pair (Mistral 3230).
 TOOL_RESULTS_BRIDGE = "(tool results received)"
@@ -56,14 +55,7 @@ def _assistant_message(parts: Sequence[Part], reasoning_field: str | None) -> di
     if reasoning and reasoning_field is not None:
         message[reasoning_field] = reasoning
     if calls:
-        message["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
-            }
-            for call in calls
-        ]
+        message["tool_calls"] = function_tool_calls(calls)
     return message
 
 
