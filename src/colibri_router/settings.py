@@ -42,6 +42,15 @@ class Settings(BaseSettings):
     thread_ttl_days: float = Field(30.0, gt=0, validation_alias="COLIBRI_THREAD_TTL_DAYS")
     budget_daily_usd: float | None = Field(None, ge=0, validation_alias="COLIBRI_BUDGET_DAILY_USD")
     budget_monthly_usd: float | None = Field(None, ge=0, validation_alias="COLIBRI_BUDGET_MONTHLY_USD")
+    budget_daily_usd_per_user: float | None = Field(None, ge=0, validation_alias="COLIBRI_BUDGET_DAILY_USD_PER_USER")
+    # sqlite:///relative.db, sqlite:////absolute/path.db or postgresql://...; unset: the SQLite file
+    # in the state directory.
+    database_url: str | None = Field(None, min_length=1, validation_alias="COLIBRI_DATABASE_URL")
+    # serve --http: who may call, and what the DNS-rebinding protection accepts (comma-separated).
+    http_tokens_file: str | None = Field(None, min_length=1, validation_alias="COLIBRI_HTTP_TOKENS_FILE")
+    http_admins: str | None = Field(None, validation_alias="COLIBRI_HTTP_ADMINS")
+    http_allowed_hosts: str | None = Field(None, validation_alias="COLIBRI_HTTP_ALLOWED_HOSTS")
+    http_allowed_origins: str | None = Field(None, validation_alias="COLIBRI_HTTP_ALLOWED_ORIGINS")
     run_concurrency: int = Field(4, ge=1, validation_alias="COLIBRI_RUN_CONCURRENCY")
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         "info", validation_alias="COLIBRI_LOG_LEVEL"
@@ -54,6 +63,11 @@ class Settings(BaseSettings):
             return value
         value = value.strip().lower()
         return "warning" if value == "warn" else value
+
+
+def comma_list(value: str | None) -> list[str]:
+    """The items of a comma-separated setting, stripped, empty ones dropped."""
+    return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
 _VARIABLES = tuple(str(field.validation_alias) for field in Settings.model_fields.values())
