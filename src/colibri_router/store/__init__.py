@@ -37,10 +37,10 @@ naming the path and the cause.
 from __future__ import annotations
 
 import getpass
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store.budget import BudgetLimits, Reservation
@@ -63,6 +63,7 @@ __all__ = [
     "BudgetExceeded",
     "BudgetLimits",
     "BudgetScope",
+    "CancelBroadcast",
     "Clock",
     "GroupBy",
     "LedgerRow",
@@ -159,6 +160,20 @@ class Store(Protocol):
 
     async def aclose(self) -> None:
         """Release the connection; the store must not be used afterwards."""
+        ...
+
+
+@runtime_checkable
+class CancelBroadcast(Protocol):
+    """A store that can pass cancellations between the server processes sharing it (PostgreSQL's
+    NOTIFY/LISTEN): a team server's replicas route a client's cancellation to the call in flight."""
+
+    async def publish_cancel(self, key: str) -> None:
+        """Tell every listening process (this one included) to cancel the call under ``key``."""
+        ...
+
+    def cancel_listener(self, on_cancel: Callable[[str], None]) -> AbstractAsyncContextManager[None]:
+        """While entered, ``on_cancel(key)`` runs in this event loop for every published key."""
         ...
 
 
