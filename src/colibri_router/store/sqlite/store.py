@@ -3,14 +3,14 @@ worker thread (see ``connection``), with the rules themselves in the backend-neu
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from colibri_router.store import usage
+from colibri_router.store import contract, usage
 from colibri_router.store.budget import BudgetLimits, Reservation
+from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
 from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, ThreadLease, ThreadSummary, UsageReport
 from colibri_router.store.sqlite import ledger, reservations, threads
@@ -19,7 +19,6 @@ from colibri_router.store.sqlite.timestamps import to_ms
 from colibri_router.store.titles import thread_title
 from colibri_router.store.utc_windows import Clock, Since, utc_now, window_start
 
-DEFAULT_RESERVATION_TTL_S = 3600.0
 _MS_PER_DAY = 86_400_000
 
 
@@ -42,8 +41,7 @@ class SqliteStore:
         busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
         clock: Clock = utc_now,
     ) -> None:
-        if thread_ttl_days <= 0 or lease_s <= 0 or reservation_ttl_s <= 0:
-            raise ValueError("thread_ttl_days, lease_s and reservation_ttl_s must be above 0")
+        contract.require_lifetimes(thread_ttl_days, lease_s, reservation_ttl_s)
         self._database = SqliteDatabase(path, busy_timeout_s=busy_timeout_s)
         self._thread_ttl_ms = round(thread_ttl_days * _MS_PER_DAY)
         self._lease_s = lease_s
@@ -60,8 +58,8 @@ class SqliteStore:
     # Threads
 
     async def create_thread(self, principal: str, provider: str, model: str) -> str:
-        _require_principal(principal)
-        thread_id = "th_" + secrets.token_urlsafe(15)
+        contract.require_principal(principal)
+        thread_id = contract.new_thread_id()
         now_ms = self._now_ms()
         await self._database.run(
             lambda c: threads.create(
@@ -90,8 +88,7 @@ class SqliteStore:
         *,
         lease: ThreadLease | None = None,
     ) -> None:
-        if lease is not None and (lease.thread_id, lease.principal) != (thread_id, principal):
-            raise ValueError("the lease passed to append_turns is for another thread or principal")
+        contract.require_lease_for(lease, thread_id, principal)
         stored = [dict(message) for message in messages]
         token = None if lease is None else lease.token
         now_ms = self._now_ms()
@@ -112,8 +109,7 @@ class SqliteStore:
         )
 
     async def list_threads(self, principal: str | None, limit: int = 20) -> list[ThreadSummary]:
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit}")
+        contract.require_listing_limit(limit)
         cutoff = self._expiry_cutoff(self._now_ms())
         return await self._database.run(lambda c: threads.summaries(c, principal, limit, cutoff))
 
@@ -163,23 +159,13 @@ class SqliteStore:
     # Budgets
 
     async def reserve_budget(self, principal: str, estimate_micro_usd: int, limits: BudgetLimits) -> Reservation:
-        _require_principal(principal)
-        if estimate_micro_usd < 0:
-            raise ValueError(f"a cost estimate cannot be negative, got {estimate_micro_usd}")
         now = self._clock()
-        reservation = Reservation(
-            reservation_id="rs_" + secrets.token_urlsafe(15),
-            principal=principal,
-            estimate_micro_usd=estimate_micro_usd,
-            created_at=now,
-            expires_at=now + self._reservation_ttl,
-        )
+        reservation = contract.new_reservation(principal, estimate_micro_usd, now, self._reservation_ttl)
         await self._database.run(lambda c: reservations.reserve(c, reservation, limits, now))
         return reservation
 
     async def settle(self, reservation: Reservation, row: LedgerRow) -> None:
-        if row.principal != reservation.principal:
-            raise ValueError("a reservation is settled by a ledger row of the same principal")
+        contract.require_settlement(reservation, row)
         await self._database.run(lambda c: reservations.settle(c, reservation.reservation_id, row))
 
     def _now_ms(self) -> int:
@@ -188,8 +174,3 @@ class SqliteStore:
     def _expiry_cutoff(self, now_ms: int) -> int:
         """Threads last used at or before this instant have expired."""
         return now_ms - self._thread_ttl_ms
-
-
-def _require_principal(principal: str) -> None:
-    if not principal:
-        raise ValueError("a principal (the caller's name) is required")
