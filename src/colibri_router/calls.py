@@ -53,7 +53,11 @@ async def serve(
 ) -> RouterCallResult:
     settings = load_settings()
     store = shared_store(settings)
-    limits = BudgetLimits.from_usd(daily=settings.budget_daily_usd, monthly=settings.budget_monthly_usd)
+    limits = BudgetLimits.from_usd(
+        daily=settings.budget_daily_usd,
+        monthly=settings.budget_monthly_usd,
+        daily_per_principal=settings.budget_daily_usd_per_user,
+    )
     if store is None:
         if args.thread_id is not None:
             raise ConfigError("thread_id needs the store, and COLIBRI_STORE is off")

@@ -1,6 +1,7 @@
-"""The ``colibri-router`` command: ``serve`` (the default: MCP on stdio), and the subcommands of
-:mod:`colibri_router.commands` (``call``, ``models``, ``threads``, ``usage``, ``run``). Logging is
-configured before anything else runs, to stderr, because stdout is the JSON-RPC channel.
+"""The ``colibri-router`` command: ``serve`` (the default: MCP on stdio; ``serve --http`` for a
+team), and the subcommands of :mod:`colibri_router.commands` (``call``, ``models``, ``threads``,
+``usage``, ``run``, ``token``). Logging is configured before anything else runs, to stderr, because
+stdout is the JSON-RPC channel.
 
 Serving says hello on stderr (a line for a person on a terminal, a log line for a host) and ends at
 once on the first Ctrl-C.
@@ -16,13 +17,13 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from colibri_router import __version__
-from colibri_router.commands import call, models, run, threads, usage
+from colibri_router.commands import call, models, run, threads, token, usage
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
 from colibri_router.providers import load_registry, provider_names
 from colibri_router.settings import load_settings
 
-COMMANDS = {"call": call, "models": models, "threads": threads, "usage": usage, "run": run}
+COMMANDS = {"call": call, "models": models, "threads": threads, "usage": usage, "run": run, "token": token}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,8 +32,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="MCP server (stdio) whose tool router_call sends prompts and tool loops to other models.",
     )
     parser.add_argument("--version", action="version", version=f"colibri-router {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="{serve,call,models,threads,usage,run}")
-    commands.add_parser("serve", help="run the MCP server on stdio (the default)")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,call,models,threads,usage,run,token}")
+    serve = commands.add_parser("serve", help="run the MCP server on stdio (the default), or --http")
+    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="with --http: the port")
+    serve.add_argument("--path", default="/mcp", help="with --http: the MCP endpoint's path")
+    serve.add_argument("--workers", type=int, default=1, help="with --http: uvicorn worker processes")
+    serve.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="with --http: serve a non-loopback address without COLIBRI_HTTP_TOKENS_FILE",
+    )
     names = provider_names()
     for command in COMMANDS.values():
         command.register(commands, names)
@@ -46,6 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _configure_logging_from_settings()
         status: int = command.run(args, sys.stdin, sys.stdout)
         return status
+    if getattr(args, "http", False):
+        return _serve_http(args)
     _end_at_once_on_interrupt()  # first: the SDK's import alone takes a while
     _configure_logging_from_settings()
     from colibri_router.server import build_server  # the SDK loads only when serving
@@ -53,6 +66,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = build_server()
     say_hello(sys.stderr)
     server.run("stdio")
+    return 0
+
+
+def _serve_http(args: argparse.Namespace) -> int:
+    """``serve --http``: uvicorn ends on Ctrl-C or SIGTERM by itself, letting calls in flight finish."""
+    _configure_logging_from_settings()
+    from colibri_router.server.http import HttpOptions, plan, serve_http
+
+    if args.workers < 1 or not 0 <= args.port <= 65535:
+        sys.stderr.write("colibri-router serve: --workers must be at least 1 and --port within 0-65535\n")
+        return 2
+    options = HttpOptions(
+        host=args.host, port=args.port, path=args.path, workers=args.workers, insecure_no_auth=args.insecure_no_auth
+    )
+    try:
+        decided = plan(options, load_settings())
+        auth = "bearer tokens required" if decided.tokens else "no authentication"
+        say_hello(
+            sys.stderr,
+            f"MCP over HTTP at {options.url} ({auth}; Ctrl-C to quit)",
+            f"serving MCP over HTTP at {options.url}",
+        )
+        serve_http(options)
+    except ConfigError as error:
+        sys.stderr.write(f"colibri-router serve: {error.message}\n")
+        return 2
     return 0
 
 
@@ -76,16 +115,17 @@ def _end_at_once_on_interrupt() -> None:
 
 
 HELLO = "MCP on stdio, waiting for a host (Ctrl-D or Ctrl-C to quit)"
+HELLO_EVENT = "serving MCP on stdio, waiting for a host"
 
 
-def say_hello(stderr: TextIO) -> None:
-    """Start-up facts for whoever watches stderr: on a terminal one line for a person, else (a host's
-    log) one structured info line. Never on stdout, which is the JSON-RPC channel."""
+def say_hello(stderr: TextIO, hello: str = HELLO, event: str = HELLO_EVENT) -> None:
+    """Start-up facts for whoever watches stderr: on a terminal one line for a person (``hello``),
+    else (a host's log) one structured info line (``event``). Never on stdout, the JSON-RPC channel."""
     keys = provider_keys()
     with_key = [name for name, _, has_key in keys if has_key]
     if not stderr.isatty():
         get_logger(__name__).info(
-            "serving MCP on stdio, waiting for a host",
+            event,
             version=__version__,
             providers_with_key=with_key,
             providers_without_key=[name for name, _, has_key in keys if not has_key],
@@ -95,7 +135,7 @@ def say_hello(stderr: TextIO) -> None:
         summary = f"providers with a key: {', '.join(with_key)}"
     else:
         summary = "no provider has a key yet" + (f" (set e.g. {keys[0][1]})" if keys else "")
-    stderr.write(f"colibri-router {__version__}: {HELLO}; {summary}\n")
+    stderr.write(f"colibri-router {__version__}: {hello}; {summary}\n")
     stderr.flush()
 
 

@@ -1,9 +1,10 @@
 """The services behind ``router_threads`` and ``router_usage`` (and the CLI's ``threads`` and
 ``usage``): what the store holds, shaped for a host's model or a terminal. Each caller sees only
-their own threads and usage."""
+their own threads and usage, an administrator everyone's."""
 
 from __future__ import annotations
 
+from colibri_router.callers import Caller, local_caller
 from colibri_router.errors import ConfigError
 from colibri_router.schema_tools import (
     RouterThreadsInput,
@@ -14,7 +15,7 @@ from colibri_router.schema_tools import (
     UsageGroup,
 )
 from colibri_router.settings import load_settings
-from colibri_router.store import Store, UsageTotals, local_principal, shared_store
+from colibri_router.store import Store, UsageTotals, shared_store
 
 
 def _store() -> Store:
@@ -24,10 +25,10 @@ def _store() -> Store:
     return store
 
 
-async def threads(args: RouterThreadsInput, *, principal: str | None = None) -> RouterThreadsResult:
-    store, caller = _store(), principal or local_principal()
+async def threads(args: RouterThreadsInput, *, caller: Caller | None = None) -> RouterThreadsResult:
+    store, whose = _store(), (caller or local_caller()).visible
     if args.action == "list":
-        summaries = await store.list_threads(caller, args.limit)
+        summaries = await store.list_threads(whose, args.limit)
         return RouterThreadsResult(
             threads=[
                 ThreadInfo(
@@ -43,13 +44,13 @@ async def threads(args: RouterThreadsInput, *, principal: str | None = None) -> 
         )
     thread_id = args.thread_id or ""
     if args.action == "get":
-        stored = await store.load_thread(thread_id, caller)
+        stored = await store.load_thread(thread_id, whose)
         return RouterThreadsResult(thread_id=thread_id, messages=stored.messages)
-    return RouterThreadsResult(thread_id=thread_id, deleted=await store.delete_thread(thread_id, caller))
+    return RouterThreadsResult(thread_id=thread_id, deleted=await store.delete_thread(thread_id, whose))
 
 
-async def usage(args: RouterUsageInput, *, principal: str | None = None) -> RouterUsageResult:
-    report = await _store().usage_report(principal or local_principal(), args.since, args.by)
+async def usage(args: RouterUsageInput, *, caller: Caller | None = None) -> RouterUsageResult:
+    report = await _store().usage_report((caller or local_caller()).visible, args.since, args.by)
     return RouterUsageResult(
         since=report.since,
         by=report.by,

@@ -1,5 +1,7 @@
 """``router_run``'s service: one scenario (an object or a file) run on the router, with a progress
-notification per finished run; the report comes back as its canonical JSON."""
+notification per finished run; the report comes back as its canonical JSON. The calls are recorded
+for ``principal`` (the caller); a server serving remote callers passes ``files=False``, so that a
+caller cannot make it read a path on its disk."""
 
 from __future__ import annotations
 
@@ -14,7 +16,14 @@ from colibri_router.testing.scenario import InvalidInput
 Notify = Callable[[float, str, float | None], Awaitable[None]]
 
 
-async def run_for_tool(args: RouterRunInput, *, notify: Notify | None = None) -> dict[str, Any]:
+async def run_for_tool(
+    args: RouterRunInput, *, principal: str | None = None, files: bool = True, notify: Notify | None = None
+) -> dict[str, Any]:
+    from colibri_router.testing.router_caller import RouterCaller
+
+    if args.scenario is None and not files:
+        raise InvalidRequestError("scenario_path reads the server's disk, which remote callers cannot: pass scenario")
+
     async def progress(update: RunProgress) -> None:
         if notify is not None:
             await notify(update.done, update.message, update.total)
@@ -22,6 +31,7 @@ async def run_for_tool(args: RouterRunInput, *, notify: Notify | None = None) ->
     try:
         report = await run_scenario(
             args.scenario if args.scenario is not None else args.scenario_path or "",
+            caller=RouterCaller(principal=principal),
             models=args.models,
             repeat=args.repeat,
             max_steps=args.max_steps,

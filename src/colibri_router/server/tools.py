@@ -1,6 +1,6 @@
-"""The MCP shell: the only module that imports ``mcp``. It registers the tools, validates their
-arguments through the pydantic models (which also generate the schemas the host sees), calls the
-services, and shapes results and errors. No provider names, retries or wire formats here.
+"""The tools: their arguments validated through the pydantic models (which also generate the schemas
+the host sees), the services called for the caller the request came from, results and errors shaped.
+No provider names, retries or wire formats here.
 
 Start-up imports only what ``initialize`` and ``tools/list`` need: the SDK and the schema models.
 The router (and with it httpx and every codec) is imported by the first call, because some hosts
@@ -23,11 +23,14 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
 from colibri_router import __version__
+from colibri_router.callers import Caller
 from colibri_router.errors import ColibriError
+from colibri_router.inflight import InFlight, call_key
 from colibri_router.logs import get_logger
 from colibri_router.outcomes import error_structured, error_text, internal_error
 from colibri_router.providers import provider_names
@@ -41,6 +44,7 @@ from colibri_router.schema_tools import (
     RouterUsageInput,
     RouterUsageResult,
 )
+from colibri_router.server.identity import caller, caller_name
 
 SERVER_NAME = "colibri-router"
 TOOL_NAME = "router_call"
@@ -60,6 +64,11 @@ INSTRUCTIONS = (
 
 # progress, message, total (None: unknown): what the SDK's progress notification carries.
 Notify = Callable[[float, str, float | None], Awaitable[None]]
+
+# The JSON-RPC error the SDK's transport answers a cancelled request with.
+REQUEST_CANCELLED = -32800
+# This process's running tool calls, for cancellations that arrive over stateless HTTP.
+IN_FLIGHT = InFlight()
 
 
 class _WholeArguments(ArgModelBase):
@@ -99,16 +108,27 @@ def _notifier(ctx: Context[Any, Any]) -> Notify:
     return notify
 
 
-async def _answer(tool: str, work: Callable[[], Awaitable[BaseModel | dict[str, Any]]]) -> CallToolResult:
-    try:
-        result = await work()
-    except ColibriError as error:
-        get_logger(__name__).warning(f"{tool} failed", code=error.code, status=error.status, error=error.message)
-        return error_result(error)
-    except Exception:
-        get_logger(__name__).exception(f"{tool} crashed")
-        return error_result(internal_error())
-    return success_result(result)
+async def _answer(
+    tool: str, ctx: Context[Any, Any], work: Callable[[Caller], Awaitable[BaseModel | dict[str, Any]]]
+) -> CallToolResult:
+    """Run ``work`` for the request's caller, cancellable by (caller, request id), and shape its result."""
+    name = caller_name()
+    with IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope:
+        try:
+            return success_result(await work(caller(name)))
+        except ColibriError as error:
+            get_logger(__name__).warning(f"{tool} failed", code=error.code, status=error.status, error=error.message)
+            return error_result(error)
+        except Exception:
+            get_logger(__name__).exception(f"{tool} crashed")
+            return error_result(internal_error())
+    # Only a cancellation routed through IN_FLIGHT gets here: answer it as the SDK answers its own.
+    assert scope.cancelled_caught
+    raise MCPError(code=REQUEST_CANCELLED, message="Request cancelled")
+
+
+def _over_http(ctx: Context[Any, Any]) -> bool:
+    return ctx.headers is not None
 
 
 async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> CallToolResult:
@@ -116,32 +136,42 @@ async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> Cal
 
     notify = _notifier(ctx)
     return await _answer(
-        "router_call", lambda: serve(arguments, notify=lambda progress, message: notify(progress, message, None))
+        "router_call",
+        ctx,
+        lambda who: serve(
+            arguments,
+            principal=who.name,
+            notify=lambda progress, message: notify(progress, message, None),
+        ),
     )
 
 
 async def router_models(arguments: RouterModelsInput, ctx: Context[Any, Any]) -> CallToolResult:
     from colibri_router.catalog import list_models
 
-    return await _answer("router_models", lambda: list_models(arguments))
+    return await _answer("router_models", ctx, lambda _: list_models(arguments))
 
 
 async def router_threads(arguments: RouterThreadsInput, ctx: Context[Any, Any]) -> CallToolResult:
     from colibri_router.records import threads
 
-    return await _answer("router_threads", lambda: threads(arguments))
+    return await _answer("router_threads", ctx, lambda who: threads(arguments, caller=who))
 
 
 async def router_usage(arguments: RouterUsageInput, ctx: Context[Any, Any]) -> CallToolResult:
     from colibri_router.records import usage
 
-    return await _answer("router_usage", lambda: usage(arguments))
+    return await _answer("router_usage", ctx, lambda who: usage(arguments, caller=who))
 
 
 async def router_run(arguments: RouterRunInput, ctx: Context[Any, Any]) -> CallToolResult:
     from colibri_router.testing.service import run_for_tool
 
-    return await _answer("router_run", lambda: run_for_tool(arguments, notify=_notifier(ctx)))
+    return await _answer(
+        "router_run",
+        ctx,
+        lambda who: run_for_tool(arguments, principal=who.name, files=not _over_http(ctx), notify=_notifier(ctx)),
+    )
 
 
 def success_result(result: BaseModel | dict[str, Any]) -> CallToolResult:
@@ -258,5 +288,7 @@ def tools() -> list[Tool]:
     ]
 
 
-def build_server() -> MCPServer[Any]:
-    return MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools())
+def build_server(**http: Any) -> MCPServer[Any]:
+    """The server with its tools; ``http`` holds what serving over HTTP adds (auth, lifespan), see
+    :mod:`colibri_router.server.http`."""
+    return MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools(), **http)

@@ -1,0 +1,295 @@
+"""``colibri-router serve --http``: the same tools over the SDK's Streamable HTTP transport, for a team.
+
+Stateless (any replica answers any request, no sticky sessions) and with SSE responses (never the
+JSON-response mode, which drops the progress notifications that keep long calls alive in hosts).
+What this module adds to the SDK's app:
+
+- **Who is calling.** With ``COLIBRI_HTTP_TOKENS_FILE``, every request needs ``Authorization: Bearer
+  <token>``; the SDK's bearer middleware asks :class:`TokensVerifier`, answers 401 itself and serves
+  the protected-resource metadata route. The token's name is the caller (see ``identity``).
+- **Host/Origin checks.** ``COLIBRI_HTTP_ALLOWED_HOSTS``/``_ORIGINS`` feed the SDK's DNS-rebinding
+  protection; on loopback without them only localhost is accepted.
+- **Refusals at start-up**, each saying why: a non-loopback address without allowed hosts, or
+  without a tokens file (unless ``--insecure-no-auth``).
+- **Cancellation.** In stateless mode a ``notifications/cancelled`` arrives on a POST of its own,
+  which the SDK acknowledges and drops. :class:`CancelRouting` sees it once the SDK has accepted it
+  (202: auth, Host and protocol checks passed) and cancels the call by (caller, request id) in this
+  process, or publishes the key to the other replicas when the store can broadcast (PostgreSQL
+  ``NOTIFY``); each process listens for those keys for its whole life (the server's lifespan).
+- ``GET /healthz`` for load balancers, without auth.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from colibri_router import __version__
+from colibri_router.errors import ColibriError, ConfigError
+from colibri_router.inflight import call_key
+from colibri_router.logs import configure_logging, get_logger
+from colibri_router.server.tools import IN_FLIGHT, build_server
+from colibri_router.settings import Settings, comma_list, load_settings
+from colibri_router.store import CancelBroadcast, local_principal, shared_store
+from colibri_router.tokens import TokensFile
+
+# Where a parent hands the options to its uvicorn workers (each builds its own app).
+OPTIONS_VARIABLE = "COLIBRI_HTTP_SERVE_OPTIONS"
+# A cancellation is a few hundred bytes; a body larger than this is a request, never read here.
+_LARGEST_CANCEL_BODY = 8192
+_LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+_LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+
+@dataclass(frozen=True, slots=True)
+class HttpOptions:
+    """The command line of ``serve --http``."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    path: str = "/mcp"
+    workers: int = 1
+    insecure_no_auth: bool = False
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{self.path}"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve anywhere
+
+
+@dataclass(frozen=True, slots=True)
+class HttpPlan:
+    """What the options and the environment decide, checked before anything listens."""
+
+    tokens: TokensFile | None
+    security: TransportSecuritySettings
+
+
+def plan(options: HttpOptions, settings: Settings) -> HttpPlan:
+    """Check the options against the environment; a :class:`ConfigError` says why it cannot run."""
+    if not options.path.startswith("/"):
+        raise ConfigError(f"--path must start with '/', got {options.path!r}")
+    loopback = is_loopback(options.host)
+    hosts, origins = comma_list(settings.http_allowed_hosts), comma_list(settings.http_allowed_origins)
+    if not loopback and not hosts:
+        raise ConfigError(
+            f"refusing to serve on {options.host}, which is not a loopback address, without "
+            "COLIBRI_HTTP_ALLOWED_HOSTS: set it to the host names clients use to reach this server "
+            "(e.g. router.example.com), so that a web page cannot reach it through DNS rebinding"
+        )
+    tokens = None
+    if settings.http_tokens_file:
+        tokens = TokensFile(Path(settings.http_tokens_file).expanduser())
+        if not tokens.entries():
+            raise ConfigError(
+                f"COLIBRI_HTTP_TOKENS_FILE {str(tokens.path)!r} has no token: nobody could call; "
+                "add one with `colibri-router token add NAME`"
+            )
+    elif not loopback and not options.insecure_no_auth:
+        raise ConfigError(
+            f"refusing to serve on {options.host}, which is not a loopback address, without "
+            "COLIBRI_HTTP_TOKENS_FILE: anyone who reaches it could spend your provider keys. Create "
+            "tokens with `colibri-router token add NAME`, or pass --insecure-no-auth if something in "
+            "front of this server authenticates every request"
+        )
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*_with_any_port(hosts), *(_LOOPBACK_HOSTS if loopback else [])],
+        allowed_origins=[*origins, *(_LOOPBACK_ORIGINS if loopback else [])],
+    )
+    return HttpPlan(tokens=tokens, security=security)
+
+
+def _with_any_port(hosts: list[str]) -> list[str]:
+    """A host named without a port is accepted on any port, as it is reached through a proxy on
+    443 or directly on --port."""
+    expanded: list[str] = []
+    for host in hosts:
+        expanded.append(host)
+        if not host.endswith("]") and ":" not in host.rsplit("]", 1)[-1]:
+            expanded.append(f"{host}:*")
+    return expanded
+
+
+class TokensVerifier:
+    """The SDK's token-verifier hook over the tokens file: the token's name is the client id."""
+
+    def __init__(self, tokens: TokensFile) -> None:
+        self._tokens = tokens
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        try:
+            name = self._tokens.name_of(token)
+        except ConfigError as error:  # the file broke while serving: nobody gets in until it is fixed
+            get_logger(__name__).error("tokens file unreadable: refusing every request", problem=error.message)
+            return None
+        return None if name is None else AccessToken(token=token, client_id=name, scopes=[])
+
+
+class CancelRouting:
+    """ASGI middleware, innermost: after the SDK accepted a ``notifications/cancelled`` POST (202),
+    cancel the call it names, here or at another replica."""
+
+    def __init__(self, app: ASGIApp, path: str) -> None:
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        size = next((int(v) for k, v in scope["headers"] if k == b"content-length" and v.isdigit()), None)
+        if size is None or size > _LARGEST_CANCEL_BODY:
+            await self.app(scope, receive, send)
+            return
+        body, replay = await _read_body(receive)
+        key = _cancelled_key(body, scope)
+        status = 0
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await self.app(scope, replay, watch if key else send)
+        if key and status == 202:
+            await route_cancel(key)
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
+    """The whole request body, and a ``receive`` that hands it to the app again."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks), receive
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    messages: list[Message] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+
+    async def replay() -> Message:
+        return messages.pop() if messages else await receive()
+
+    return messages[0]["body"], replay
+
+
+def _cancelled_key(body: bytes, scope: Scope) -> str | None:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "notifications/cancelled":
+        return None
+    params = message.get("params")
+    request_id = params.get("requestId") if isinstance(params, dict) else None
+    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+        return None
+    user = scope.get("user")
+    name = user.access_token.client_id if isinstance(user, AuthenticatedUser) else local_principal()
+    return call_key(name, request_id)
+
+
+async def route_cancel(key: str) -> None:
+    """Cancel the call here; else tell the other replicas (their listeners cancel it)."""
+    if IN_FLIGHT.cancel(key):
+        return
+    store = shared_store(load_settings())
+    if isinstance(store, CancelBroadcast):
+        try:
+            await store.publish_cancel(key)
+        except ColibriError as error:
+            get_logger(__name__).warning("could not pass a cancellation to the other replicas", error=str(error))
+
+
+@contextlib.asynccontextmanager
+async def _listen_for_cancels(_server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
+    """For the process's life: cancellations published by the other replicas reach this one."""
+    store = shared_store(load_settings())
+    if not isinstance(store, CancelBroadcast):
+        yield {}
+        return
+    async with store.cancel_listener(IN_FLIGHT.cancel):
+        yield {}
+
+
+async def _health(_request: Request) -> Response:
+    return JSONResponse({"status": "ok", "version": __version__})
+
+
+def build_app(options: HttpOptions, settings: Settings | None = None) -> Starlette:
+    """The ASGI app of ``serve --http`` (raises :class:`ConfigError` when it must not run)."""
+    decided = plan(options, settings or load_settings())
+    auth: dict[str, Any] = {}
+    if decided.tokens is not None:
+        auth = {
+            "auth": AuthSettings(
+                issuer_url=options.url,  # type: ignore[arg-type]  # pydantic parses the string
+                resource_server_url=options.url,  # type: ignore[arg-type]
+                validate_token_resource=False,  # static tokens are issued for this server only
+            ),
+            "token_verifier": TokensVerifier(decided.tokens),
+        }
+    server = build_server(lifespan=_listen_for_cancels, **auth)
+    server.custom_route("/healthz", methods=["GET"])(_health)
+    app = server.streamable_http_app(
+        streamable_http_path=options.path,
+        stateless_http=True,
+        json_response=False,
+        transport_security=decided.security,
+        host=options.host,
+    )
+    # Innermost, after the SDK's authentication, so that it knows who sent a cancellation.
+    app.user_middleware.append(Middleware(CancelRouting, path=options.path))
+    # The SDK logs each stateless request's transport at info; uvicorn's access line is enough.
+    for name in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
+        logging.getLogger(name).setLevel(max(logging.getLogger().level, logging.WARNING))
+    return app
+
+
+def app_from_environment() -> Starlette:
+    """The app factory each uvicorn worker calls, with the options its parent left in the environment."""
+    options = HttpOptions(**json.loads(os.environ[OPTIONS_VARIABLE]))
+    configure_logging(load_settings().log_level)
+    return build_app(options)
+
+
+def serve_http(options: HttpOptions) -> None:
+    """Run uvicorn until interrupted; its logs go through ours (stderr)."""
+    import uvicorn
+
+    common: dict[str, Any] = {"host": options.host, "port": options.port, "log_config": None, "lifespan": "on"}
+    if options.workers == 1:
+        uvicorn.run(build_app(options), **common)
+        return
+    plan(options, load_settings())  # refuse here, once, rather than in every worker
+    os.environ[OPTIONS_VARIABLE] = json.dumps(asdict(options))
+    uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=options.workers, **common)
