@@ -44,7 +44,7 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return tmp_path / "state"
 
 
-async def call(handler: Handler, **args: Any) -> tuple[Any, list[dict[str, Any]]]:
+async def call(handler: Handler, principal: str | None = None, **args: Any) -> tuple[Any, list[dict[str, Any]]]:
     sent: list[dict[str, Any]] = []
 
     def respond(request: httpx.Request) -> httpx.Response:
@@ -52,7 +52,8 @@ async def call(handler: Handler, **args: Any) -> tuple[Any, list[dict[str, Any]]
         return handler(request)
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(respond)) as client:
-        result = await serve(RouterCallInput.model_validate({"model": "claude-sonnet-4-5", **args}), client=client)
+        request = RouterCallInput.model_validate({"model": "claude-sonnet-4-5", **args})
+        result = await serve(request, principal=principal, client=client)
     return result, sent
 
 
@@ -115,6 +116,19 @@ async def test_a_reached_daily_budget_stops_the_call_before_any_request(monkeypa
     assert caught.value.code == caught.value.kind == "BUDGET_EXCEEDED"
     assert not caught.value.retryable_later
     assert "resets at" in caught.value.message
+
+
+async def test_the_per_user_daily_budget_stops_only_the_caller_who_reached_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    await call(lambda _: claude_reply(), principal="alice", prompt="spend")
+    monkeypatch.setenv("COLIBRI_BUDGET_DAILY_USD_PER_USER", "0.001")
+    with pytest.raises(ColibriError) as caught:
+        await call(lambda _: claude_reply(), principal="alice", prompt="more")
+    assert caught.value.code == "BUDGET_EXCEEDED"
+    assert "daily budget per caller" in caught.value.message
+    result, _ = await call(lambda _: claude_reply(), principal="bob", prompt="mine")
+    assert result.content == "ok"
 
 
 async def test_max_cost_usd_refuses_a_call_whose_worst_case_is_above_it() -> None:

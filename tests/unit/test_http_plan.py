@@ -1,0 +1,73 @@
+"""What serve --http decides before it listens: refusals, Host/Origin lists, authentication."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from colibri_router.errors import ConfigError
+from colibri_router.server.http import HttpOptions, is_loopback, plan
+from colibri_router.settings import Settings
+from colibri_router.tokens import add_token
+
+
+def settings(**values: str) -> Settings:
+    return Settings(**values)  # type: ignore[arg-type]  # by field name, as populate_by_name allows
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.5", "::1", "localhost"])
+def test_loopback_addresses(host: str) -> None:
+    assert is_loopback(host)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.1.2.3", "router.example.com"])
+def test_other_addresses(host: str) -> None:
+    assert not is_loopback(host)
+
+
+def test_loopback_without_settings_accepts_only_localhost_and_needs_no_token() -> None:
+    decided = plan(HttpOptions(), settings())
+    assert decided.tokens is None
+    assert decided.security.enable_dns_rebinding_protection
+    assert decided.security.allowed_hosts == ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+
+
+def test_a_public_address_without_allowed_hosts_is_refused() -> None:
+    with pytest.raises(ConfigError, match="without COLIBRI_HTTP_ALLOWED_HOSTS"):
+        plan(HttpOptions(host="0.0.0.0"), settings(http_tokens_file="/nonexistent"))
+
+
+def test_a_public_address_without_tokens_is_refused_unless_insecure_no_auth() -> None:
+    allowed = settings(http_allowed_hosts="router.example.com")
+    with pytest.raises(ConfigError, match="--insecure-no-auth"):
+        plan(HttpOptions(host="0.0.0.0"), allowed)
+    decided = plan(HttpOptions(host="0.0.0.0", insecure_no_auth=True), allowed)
+    assert decided.tokens is None
+    assert decided.security.allowed_hosts == ["router.example.com", "router.example.com:*"]
+
+
+def test_allowed_hosts_and_origins_are_what_the_settings_say(tmp_path: Path) -> None:
+    add_token(tmp_path / "tokens", "alice")
+    decided = plan(
+        HttpOptions(host="0.0.0.0"),
+        settings(
+            http_allowed_hosts="a.example, b.example:8443,,[fd00::1]",
+            http_allowed_origins="https://a.example",
+            http_tokens_file=str(tmp_path / "tokens"),
+        ),
+    )
+    assert decided.tokens is not None
+    assert decided.security.allowed_hosts == ["a.example", "a.example:*", "b.example:8443", "[fd00::1]"]
+    assert decided.security.allowed_origins == ["https://a.example"]
+
+
+def test_a_tokens_file_without_tokens_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "tokens").write_text("# nobody yet\n")
+    with pytest.raises(ConfigError, match="has no token"):
+        plan(HttpOptions(), settings(http_tokens_file=str(tmp_path / "tokens")))
+
+
+def test_a_path_must_be_absolute() -> None:
+    with pytest.raises(ConfigError, match="--path"):
+        plan(HttpOptions(path="mcp"), settings())
