@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from benchmarks import assembly, inprocess, startup, stdio
+from benchmarks import assembly, inprocess, over_http, startup, stdio
 from benchmarks.measure import Plan, Report, Row
 
 
@@ -40,6 +40,8 @@ def benchmarks(quick: bool) -> list[Benchmark]:
     e2e_plan = Plan(warmup=pick(30, 5), rounds=pick(300, 30))
     burst_plan = Plan(warmup=1, rounds=pick(5, 1))
     spawn_plan = Plan(warmup=1, rounds=pick(10, 2))
+    http_plan = Plan(warmup=pick(20, 5), rounds=pick(200, 20))
+    throughput_plan = Plan(warmup=1, rounds=pick(3, 1))
     stream = assembly.Sizes(
         deltas=pick(200_000, 20_000),
         rounds=Plan(warmup=1, rounds=pick(5, 2)),
@@ -51,6 +53,8 @@ def benchmarks(quick: bool) -> list[Benchmark]:
         Benchmark("concurrency", "100 concurrent calls", lambda: stdio.run_concurrency(burst_plan), 90),
         Benchmark("startup", "start-up", lambda: startup.run(spawn_plan), 120),
         Benchmark("assembly", "stream assembly", lambda: assembly.run(stream), 120),
+        Benchmark("http", "router_call over HTTP vs stdio", lambda: over_http.run_latency(http_plan), 120),
+        Benchmark("throughput", "HTTP calls/s by workers", lambda: over_http.run_throughput(throughput_plan), 180),
     ]
 
 
