@@ -24,6 +24,8 @@ ROOT = Path(__file__).parents[1]
 SHARED_SCHEMAS = ROOT.parent / "shared" / "schemas"
 # Each built-in provider's variables come from its registry entry: the registry is the one source.
 KEY_VARIABLES = {name for spec in BUILTIN.values() for name in spec.key_envs}
+# Secret although not a key: a database URL may carry the database's password.
+SECRET_VARIABLES = {*KEY_VARIABLES, "COLIBRI_DATABASE_URL"}
 BASE_URL_DEFAULTS = {spec.base_url_env: spec.base_url for spec in BUILTIN.values() if spec.base_url_env}
 # Read by the settings and config loaders themselves rather than by a Settings field.
 ENV_FILE_VARIABLE = "COLIBRI_ENV_FILE"
@@ -146,7 +148,7 @@ def test_readme_mentions_every_variable() -> None:
 def test_server_json_variables_are_described_and_keys_are_secret() -> None:
     for name, entry in server_json_variables().items():
         assert entry.get("description"), name
-        assert entry.get("isSecret", False) is (name in KEY_VARIABLES), name
+        assert entry.get("isSecret", False) is (name in SECRET_VARIABLES), name
         # Either provider alone works, and every other variable has a default or is optional.
         assert entry.get("isRequired") is False, name
 

@@ -55,6 +55,7 @@ from colibri_router.tokens import TokensFile
 OPTIONS_VARIABLE = "COLIBRI_HTTP_SERVE_OPTIONS"
 # A cancellation is a few hundred bytes; a body larger than this is a request, never read here.
 _LARGEST_CANCEL_BODY = 8192
+GRACEFUL_SHUTDOWN_S = 30
 _LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 _LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
 
@@ -286,7 +287,14 @@ def serve_http(options: HttpOptions) -> None:
     """Run uvicorn until interrupted; its logs go through ours (stderr)."""
     import uvicorn
 
-    common: dict[str, Any] = {"host": options.host, "port": options.port, "log_config": None, "lifespan": "on"}
+    common: dict[str, Any] = {
+        "host": options.host,
+        "port": options.port,
+        "log_config": None,
+        "lifespan": "on",
+        # On SIGTERM or Ctrl-C, calls in flight get this long to finish (a replica being drained).
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
+    }
     if options.workers == 1:
         uvicorn.run(build_app(options), **common)
         return
