@@ -23,6 +23,7 @@ from colibri_router.logs import configure_logging, get_logger
 from colibri_router.providers import load_registry, provider_names
 from colibri_router.settings import load_settings
 
+HTTP_FLAGS = ("host", "port", "path", "workers")
 COMMANDS = {"call": call, "models": models, "threads": threads, "usage": usage, "run": run, "token": token}
 
 
@@ -35,10 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="{serve,call,models,threads,usage,run,token}")
     serve = commands.add_parser("serve", help="run the MCP server on stdio (the default), or --http")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
-    serve.add_argument("--port", type=int, default=8000, help="with --http: the port")
-    serve.add_argument("--path", default="/mcp", help="with --http: the MCP endpoint's path")
-    serve.add_argument("--workers", type=int, default=1, help="with --http: uvicorn worker processes")
+    # No defaults here: an option given without --http is an error; HttpOptions holds the defaults.
+    serve.add_argument("--host", help="with --http: the address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, help="with --http: the port (8000)")
+    serve.add_argument("--path", help="with --http: the MCP endpoint's path (/mcp)")
+    serve.add_argument("--workers", type=int, help="with --http: uvicorn worker processes (1)")
     serve.add_argument(
         "--insecure-no-auth",
         action="store_true",
@@ -59,6 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     if getattr(args, "http", False):
         return _serve_http(args)
+    if args.command == "serve" and (args.insecure_no_auth or any(getattr(args, f) is not None for f in HTTP_FLAGS)):
+        sys.stderr.write("colibri-router serve: --host, --port, --path, --workers and --insecure-no-auth need --http\n")
+        return 2
     _end_at_once_on_interrupt()  # first: the SDK's import alone takes a while
     _configure_logging_from_settings()
     from colibri_router.server import build_server  # the SDK loads only when serving
@@ -74,12 +79,11 @@ def _serve_http(args: argparse.Namespace) -> int:
     _configure_logging_from_settings()
     from colibri_router.server.http import HttpOptions, plan, serve_http
 
-    if args.workers < 1 or not 0 <= args.port <= 65535:
+    given = {flag: getattr(args, flag) for flag in HTTP_FLAGS if getattr(args, flag) is not None}
+    options = HttpOptions(**given, insecure_no_auth=args.insecure_no_auth)
+    if options.workers < 1 or not 0 <= options.port <= 65535:
         sys.stderr.write("colibri-router serve: --workers must be at least 1 and --port within 0-65535\n")
         return 2
-    options = HttpOptions(
-        host=args.host, port=args.port, path=args.path, workers=args.workers, insecure_no_auth=args.insecure_no_auth
-    )
     try:
         decided = plan(options, load_settings())
         auth = "bearer tokens required" if decided.tokens else "no authentication"

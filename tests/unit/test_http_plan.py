@@ -71,3 +71,21 @@ def test_a_tokens_file_without_tokens_is_refused(tmp_path: Path) -> None:
 def test_a_path_must_be_absolute() -> None:
     with pytest.raises(ConfigError, match="--path"):
         plan(HttpOptions(path="mcp"), settings())
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["serve", "--port", "9000"], "need --http"),
+        (["serve", "--insecure-no-auth"], "need --http"),
+        (["serve", "--http", "--workers", "0"], "--workers must be at least 1"),
+        (["serve", "--http", "--port", "70000"], "--port within 0-65535"),
+    ],
+)
+def test_the_command_line_refuses_options_that_cannot_apply(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from colibri_router.cli import main
+
+    assert main(argv) == 2
+    assert says in capsys.readouterr().err
