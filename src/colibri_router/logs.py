@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import operator
 import sys
 from collections.abc import MutableMapping
 from typing import Any, TextIO
@@ -91,8 +92,21 @@ def configure_logging(level: str = "info", stream: TextIO | None = None) -> None
     logging.getLogger("httpx").setLevel(max(numeric_level, logging.WARNING))
 
 
+# Each name's bound logger, with the structlog configuration it was bound under. Binding builds a
+# lazy proxy and two bound loggers, and the adapters log one line per call; a logger is bound again
+# as soon as the configuration changes (``structlog.configure``, ``reset_defaults``), so every line
+# goes where the configuration of its moment says, exactly as with a fresh bind.
+_bound: dict[str, tuple[tuple[Any, ...], Any]] = {}
+
+
 def get_logger(name: str = "colibri_router") -> Any:
     """A structlog logger; configures stderr output at info if nobody configured structlog yet."""
     if not structlog.is_configured():
         _configure_structlog(logging.INFO, sys.stderr)
-    return structlog.get_logger().bind(logger=name)
+    config = tuple(structlog.get_config().values())
+    cached = _bound.get(name)
+    if cached is not None and all(map(operator.is_, cached[0], config)):
+        return cached[1]
+    logger = structlog.get_logger().bind(logger=name)
+    _bound[name] = (config, logger)
+    return logger
