@@ -8,8 +8,9 @@ shaped like a credential, in case a key arrives by another route.
 from __future__ import annotations
 
 import functools
-import os
 import re
+
+from colibri_router.environment import values_of
 
 REDACTED = "[redacted]"
 # Shapes of credentials that may surface in text we did not write (an upstream error echoing a key,
@@ -20,17 +21,18 @@ _SECRET_PATTERNS = re.compile(
 
 
 @functools.cache
-def key_variables() -> tuple[str, ...]:
+def key_variables() -> frozenset[str]:
     """Every built-in provider's key variable. Read from the registry on first use, not at import:
     this leaf is imported by the error tree, which the registry itself imports."""
     from colibri_router.providers.builtin import BUILTIN_PROVIDERS
 
-    return tuple(dict.fromkeys(name for spec in BUILTIN_PROVIDERS for name in spec.key_envs))
+    return frozenset(name for spec in BUILTIN_PROVIDERS for name in spec.key_envs)
 
 
 def redact(text: str, *secrets: str | None) -> str:
     """``text`` with every known key value and every credential-shaped token replaced."""
-    for secret in (*secrets, *(os.environ.get(name) for name in key_variables())):
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, REDACTED)
+    known = [secret for secret in (*secrets, *values_of(key_variables()).values()) if secret and len(secret) >= 4]
+    # Longest first: a key that contains another key must not be left half-replaced.
+    for secret in sorted(known, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
     return _SECRET_PATTERNS.sub(REDACTED, text)
