@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from colibri_router.environment import values_of
 from colibri_router.errors import ConfigError
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -70,7 +71,11 @@ def comma_list(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
-_VARIABLES = tuple(str(field.validation_alias) for field in Settings.model_fields.values())
+_ENV_FILE_VARIABLE = "COLIBRI_ENV_FILE"
+# What load_settings reads: every setting's variable, and the env file's.
+_VARIABLES = frozenset(
+    {*(str(field.validation_alias) for field in Settings.model_fields.values()), _ENV_FILE_VARIABLE}
+)
 
 
 def load_settings() -> Settings:
@@ -79,11 +84,12 @@ def load_settings() -> Settings:
     Building the settings costs more than the rest of a call's own work, so the result is reused
     while the variables it reads (and the env file, if any) are unchanged: still read per call.
     """
-    return _build_settings(tuple(os.environ.get(name) for name in _VARIABLES), _env_file_stamp())
+    values = values_of(_VARIABLES)
+    return _build_settings(frozenset(values.items()), _env_file_stamp(values.get(_ENV_FILE_VARIABLE)))
 
 
 @functools.lru_cache(maxsize=16)
-def _build_settings(_values: tuple[str | None, ...], env_file: tuple[str, int, int] | None) -> Settings:
+def _build_settings(_values: frozenset[tuple[str, str]], env_file: tuple[str, int, int] | None) -> Settings:
     try:
         return Settings(_env_file=env_file[0] if env_file else None)  # type: ignore[call-arg]
     except ValidationError as exc:
@@ -99,7 +105,7 @@ def variable(name: str) -> str | None:
     value = os.environ.get(name)
     if value:
         return value
-    stamp = _env_file_stamp()
+    stamp = _env_file_stamp(os.environ.get(_ENV_FILE_VARIABLE))
     return _env_file_values(stamp).get(name) or None if stamp else None
 
 
@@ -110,9 +116,9 @@ def _env_file_values(stamp: tuple[str, int, int]) -> dict[str, str]:
     return {key: value for key, value in dotenv_values(stamp[0]).items() if value}
 
 
-def _env_file_stamp() -> tuple[str, int, int] | None:
-    """The env file's path, modification time and size (one stat), so an edited file is read anew."""
-    configured = os.environ.get("COLIBRI_ENV_FILE")
+def _env_file_stamp(configured: str | None) -> tuple[str, int, int] | None:
+    """The env file's path, modification time and size (one stat), so an edited file is read anew;
+    ``configured`` is COLIBRI_ENV_FILE's value."""
     if not configured:
         return None
     path = Path(configured).expanduser()
