@@ -19,6 +19,9 @@ from colibri_router.toolcalls.assembly.base import (
     load_json,
 )
 
+# The keys of a delta that carries nothing but text (the first chunk also names the role).
+_TEXT_DELTA_KEYS = frozenset({"role", "content"})
+
 
 def _call_id(value: object) -> str:
     """Mistral's SDK default id is the literal ``"null"``: it counts as no id at all."""
@@ -64,30 +67,36 @@ class OpenAIStreamAssembler(BaseAssembler):
         self._usage: dict[str, Any] | None = None
 
     def _feed(self, event: str, data: str) -> str | None:
-        if data.strip() == "[DONE]":
+        if data == "[DONE]" or data.strip() == "[DONE]":
             self._complete = self._closed = True
             return None
         chunk = load_json(data)
         if chunk.get("error") is not None:
             raise error_event(chunk)
         self._chunks += 1
-        self._id = self._id or as_text(chunk.get("id")) or None
-        self._model = self._model or as_text(chunk.get("model")) or None
-        self._take_usage(chunk)
-        self._take_usage(as_object(chunk.get("x_groq")))  # Groq reports usage only there, historically
+        if self._id is None:
+            self._id = as_text(chunk.get("id")) or None
+        if self._model is None:
+            self._model = as_text(chunk.get("model")) or None
+        # Usage comes in the last chunk: at the top level, under Groq's x_groq (historically), or
+        # (some hosts) inside choices[0].
+        if "usage" in chunk:
+            self._take_usage(chunk)
+        if "x_groq" in chunk:
+            self._take_usage(as_object(chunk["x_groq"]))
         choices = chunk.get("choices")
         if not isinstance(choices, list) or not choices:
             return None  # a usage-only chunk (stream_options.include_usage) is normal
         return self._feed_choice(as_object(choices[0]))
 
     def _take_usage(self, holder: dict[str, Any]) -> None:
-        # Usage comes in the last chunk, at the top level or (some hosts) inside choices[0].
         usage = holder.get("usage")
         if isinstance(usage, dict):
             self._usage = usage
 
     def _feed_choice(self, choice: dict[str, Any]) -> str | None:
-        self._take_usage(choice)
+        if "usage" in choice:
+            self._take_usage(choice)
         finish_reason = as_text(choice.get("finish_reason"))
         if finish_reason == "error":
             # OpenRouter: a failure after the first byte is a 200 stream ending this way, never a success.
@@ -97,10 +106,12 @@ class OpenAIStreamAssembler(BaseAssembler):
             self._finish_reason = finish_reason
             self._complete = True
         delta = as_object(choice.get("delta"))
+        content = delta.get("content")
+        if isinstance(content, str) and delta.keys() <= _TEXT_DELTA_KEYS:
+            return self._add(self._text, content, "text")  # most chunks: a piece of the answer, nothing else
         # Thinking models stream reasoning before content, named reasoning_content or reasoning by host.
         label = self._add(self._reasoning, delta.get("reasoning_content"), "thinking")
         label = self._add(self._reasoning, delta.get("reasoning"), "thinking") or label
-        content = delta.get("content")
         if isinstance(content, list):
             label = self._feed_content_chunks(content) or label
         else:
