@@ -10,7 +10,7 @@ at the top level, inside the choice, or under Groq's ``x_groq``; cached tokens a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from colibri_router.conversation import AssistantTurn, Part, Text, Thinking, ToolCall, Usage
 from colibri_router.errors import MalformedResponse
@@ -27,8 +27,23 @@ FINISH_REASONS = {
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
+class ChatCompletion(NamedTuple):
+    """What a chat.completion body says, read but not yet shaped into a turn (the codec adds its rules)."""
+
+    parts: list[Part]
+    finish_reason: str | None
+    model: str | None
+    usage: Usage
+
+
 def decode_body(body: Mapping[str, Any]) -> AssistantTurn:
     """A chat.completion body → turn with the upstream's raw IDs and finish_reason."""
+    read = read_body(body)
+    return AssistantTurn(parts=tuple(read.parts), stop_reason=read.finish_reason, model=read.model, usage=read.usage)
+
+
+def read_body(body: Mapping[str, Any]) -> ChatCompletion:
+    """A chat.completion body's parts and reported fields, the IDs and finish_reason as sent."""
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise MalformedResponse("no choices[0] in the chat completion")
@@ -37,19 +52,27 @@ def decode_body(body: Mapping[str, Any]) -> AssistantTurn:
     if not isinstance(message, dict):
         raise MalformedResponse("choices[0].message is missing or not an object")
     parts: list[Part] = []
-    reasoning = next((r for f in REASONING_FIELDS if isinstance(r := message.get(f), str) and r), None)
+    reasoning = _reasoning(message)
     if reasoning:
         parts.append(Thinking(reasoning))
     parts.extend(_content_parts(message.get("content")))
     parts.extend(_decode_tool_calls(message.get("tool_calls")))
     finish_reason = choice.get("finish_reason")
     model = body.get("model")
-    return AssistantTurn(
-        parts=tuple(parts),
-        stop_reason=finish_reason if isinstance(finish_reason, str) else None,
-        model=model if isinstance(model, str) and model else None,
-        usage=decode_usage(body.get("usage") or choice.get("usage") or _object(body.get("x_groq")).get("usage")),
+    return ChatCompletion(
+        parts,
+        finish_reason if isinstance(finish_reason, str) else None,
+        model if isinstance(model, str) and model else None,
+        decode_usage(body.get("usage") or choice.get("usage") or _object(body.get("x_groq")).get("usage")),
     )
+
+
+def _reasoning(message: dict[str, Any]) -> str | None:
+    for field in REASONING_FIELDS:
+        text = message.get(field)
+        if isinstance(text, str) and text:
+            return text
+    return None
 
 
 def _content_parts(content: object) -> list[Part]:
