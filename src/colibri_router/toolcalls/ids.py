@@ -49,6 +49,7 @@ _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _HASH_LENGTH = 8
 _CLAUDE_SAFE_STEM_LENGTH = _MAX_ID_LENGTH - 1 - _HASH_LENGTH
 _NOT_NEUTRAL_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
+_TOOL_PARTS = (ToolCall, ToolResult)  # the parts that carry an ID
 
 # The name is everything between the optional ``functions.`` prefix and the LAST ``:idx``: MCP tool
 # names carry dots and hyphens (``mcp.fs.read``, ``list-files``), which the official reference parser
@@ -178,6 +179,8 @@ def _rebind(messages: Sequence[Message], new_call_ids: Sequence[str]) -> tuple[M
     latest: dict[str, str] = {}  # original call ID → new ID of the most recent call that had it
     return tuple(
         replace(message, parts=tuple(_rebind_part(part, new_ids, latest) for part in message.parts))
+        if any(isinstance(part, _TOOL_PARTS) for part in message.parts)
+        else message  # nothing to rebind: kept as it is, not copied (most messages, on every request)
         for message in messages
     )
 
