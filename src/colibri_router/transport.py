@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 RETRYABLE_EVENT_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error"})
 _SSE = "text/event-stream"
 _NDJSON = ("application/x-ndjson", "application/jsonl", "application/json-lines")
+# One encoder for every request body: json.dumps with any option builds a new encoder per call.
+_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 async def exchange(
@@ -42,7 +44,7 @@ async def exchange(
     progress: CallProgress,
 ) -> dict[str, Any]:
     """POST ``body`` and return the provider's response body (assembled when streamed)."""
-    payload = json.dumps(body, ensure_ascii=False).encode()
+    payload = _JSON.encode(body).encode()
     request_headers = {**headers, "content-type": "application/json", "accept": f"{_SSE}, application/x-ndjson"}
     try:
         async with client.stream("POST", url, headers=request_headers, content=payload) as response:
@@ -93,13 +95,14 @@ def http_error(response: httpx.Response, codec: WireCodec) -> ApiError:
 
 
 def json_object(raw: bytes, codec: WireCodec, status: int) -> dict[str, Any]:
-    errors = codec.dialect.errors
     try:
         value = json.loads(raw)
     except ValueError as exc:
-        raise errors.api(f"malformed response body: not JSON ({exc})", status=status) from exc
+        raise codec.dialect.errors.api(f"malformed response body: not JSON ({exc})", status=status) from exc
     if not isinstance(value, dict):
-        raise errors.api(f"malformed response body: a JSON {type(value).__name__}, not an object", status=status)
+        raise codec.dialect.errors.api(
+            f"malformed response body: a JSON {type(value).__name__}, not an object", status=status
+        )
     return value
 
 
@@ -133,7 +136,6 @@ async def _assemble(
     progress: CallProgress,
 ) -> dict[str, Any]:
     assembler: StreamAssembler = codec.new_assembler()
-    errors = codec.dialect.errors
     status = response.status_code
     try:
         # Every framing arrives as SSE events (an NDJSON line is an unnamed event), read directly:
@@ -149,7 +151,7 @@ async def _assemble(
     except StreamErrorEvent as exc:
         kind = exc.error_type or "error"
         phrases = codec.dialect.provider.error_phrases
-        raise errors.api(
+        raise codec.dialect.errors.api(
             f"upstream sent an error event mid-stream: {kind}: {exc.message}",
             status=status,
             error_type=exc.error_type,
@@ -159,9 +161,9 @@ async def _assemble(
         ) from exc
     except StreamProtocolError as exc:
         # A cut stream is not retried: its tokens were already billed.
-        raise errors.api(str(exc), status=status) from exc
+        raise codec.dialect.errors.api(str(exc), status=status) from exc
     except httpx.TransportError as exc:
-        raise errors.api(
+        raise codec.dialect.errors.api(
             f"stream was cut: the connection failed after {assembler.output_chars} characters "
             f"of output ({_describe(exc)})",
             status=status,

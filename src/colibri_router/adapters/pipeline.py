@@ -70,17 +70,18 @@ async def run_completion(
     encoded = codec.encode(request)
     url, headers = codec.endpoint(connection.base_url, connection.api_key, request.model)
 
-    async def attempt_with(http: httpx.AsyncClient) -> dict[str, Any]:
-        return await exchange(http, url, headers, encoded.body, codec=codec, progress=progress)
-
-    async def attempts(http: httpx.AsyncClient) -> dict[str, Any]:
-        return await with_retries(lambda: attempt_with(http), policy=retry, sleep=sleep, deadline=deadline)
-
     try:
         # A cancel scope with the call's deadline (what anyio.fail_after builds, without its extra
         # clock read and exception translation on every call).
         with anyio.CancelScope(deadline=anyio.current_time() + max(deadline.remaining(), 0.0)) as scope:
-            body = await attempts(client if client is not None else await shared_client())
+            http = client if client is not None else await shared_client()
+            body = await with_retries(
+                # Each attempt is the exchange's own coroutine: no wrapping coroutine per call.
+                lambda: exchange(http, url, headers, encoded.body, codec=codec, progress=progress),
+                policy=retry,
+                sleep=sleep,
+                deadline=deadline,
+            )
         if scope.cancelled_caught:
             seconds = round(deadline.at - progress.started_at, 1)
             raise dialect.errors.timeout(
