@@ -1,0 +1,188 @@
+"""The PostgreSQL implementation of ``Store`` (and ``CancelBroadcast``), for a team server whose
+replicas share one database: every method is one unit of work on a pooled connection (see
+``connection``), with the rules themselves in the backend-neutral modules, exactly as for SQLite."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from colibri_router.store import contract, usage, without_password
+from colibri_router.store.budget import BudgetLimits, Reservation
+from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
+from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
+from colibri_router.store.postgres import cancels, ledger, reservations, threads
+from colibri_router.store.postgres.cancels import CancelListener
+from colibri_router.store.postgres.connection import (
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_MAX_CONNECTIONS,
+    PostgresDatabase,
+)
+from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, ThreadLease, ThreadSummary, UsageReport
+from colibri_router.store.titles import thread_title
+from colibri_router.store.utc_windows import Clock, Since, as_utc, utc_now, window_start
+
+
+class PostgresStore:
+    """Threads, the ledger and budget reservations in the PostgreSQL database at ``url``
+    (``postgresql://`` or ``postgres://``, as libpq and asyncpg read it).
+
+    ``thread_ttl_days``, ``lease_s``, ``reservation_ttl_s`` and ``clock`` mean what they mean for
+    ``SqliteStore``; the store's clock, never the server's, decides what has expired.
+    ``max_connections``: the most connections each event loop's pool opens.
+    ``connect_timeout_s``: how long a connection attempt may take before it is a StoreError.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        thread_ttl_days: float,
+        lease_s: float = DEFAULT_LEASE_S,
+        reservation_ttl_s: float = DEFAULT_RESERVATION_TTL_S,
+        clock: Clock = utc_now,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+    ) -> None:
+        contract.require_lifetimes(thread_ttl_days, lease_s, reservation_ttl_s)
+        self._database = PostgresDatabase(
+            url, without_password(url), max_connections=max_connections, connect_timeout_s=connect_timeout_s
+        )
+        self._thread_ttl = timedelta(days=thread_ttl_days)
+        self._lease_s = lease_s
+        self._reservation_ttl = timedelta(seconds=reservation_ttl_s)
+        self._clock = clock
+
+    @property
+    def location(self) -> str:
+        """The URL without its password."""
+        return self._database.location
+
+    async def aclose(self) -> None:
+        await self._database.aclose()
+
+    # Threads
+
+    async def create_thread(self, principal: str, provider: str, model: str) -> str:
+        contract.require_principal(principal)
+        thread_id = contract.new_thread_id()
+        now = self._now()
+        await self._database.run(
+            lambda c: threads.create(
+                c,
+                thread_id=thread_id,
+                principal=principal,
+                provider=provider,
+                model=model,
+                now=now,
+                expiry_cutoff=self._expiry_cutoff(now),
+            )
+        )
+        return thread_id
+
+    async def load_thread(self, thread_id: str, principal: str | None) -> StoredThread:
+        cutoff = self._expiry_cutoff(self._now())
+        return await self._database.run(lambda c: threads.load(c, thread_id, principal, cutoff))
+
+    async def append_turns(
+        self,
+        thread_id: str,
+        principal: str,
+        messages: Sequence[Mapping[str, Any]],
+        provider: str,
+        model: str,
+        *,
+        lease: ThreadLease | None = None,
+    ) -> None:
+        contract.require_lease_for(lease, thread_id, principal)
+        stored = [dict(message) for message in messages]
+        token = None if lease is None else lease.token
+        now = self._now()
+        await self._database.run(
+            lambda c: threads.append(
+                c,
+                thread_id=thread_id,
+                principal=principal,
+                messages=stored,
+                title=thread_title(stored),
+                provider=provider,
+                model=model,
+                lease_token=token,
+                now=now,
+                expiry_cutoff=self._expiry_cutoff(now),
+            )
+        )
+
+    async def list_threads(self, principal: str | None, limit: int = 20) -> list[ThreadSummary]:
+        contract.require_listing_limit(limit)
+        cutoff = self._expiry_cutoff(self._now())
+        return await self._database.run(lambda c: threads.summaries(c, principal, limit, cutoff))
+
+    async def delete_thread(self, thread_id: str, principal: str | None) -> bool:
+        cutoff = self._expiry_cutoff(self._now())
+        return await self._database.run(lambda c: threads.delete(c, thread_id, principal, cutoff))
+
+    def claim_thread(self, thread_id: str, principal: str, wait_s: float) -> ThreadClaim:
+        return ThreadClaim(self, thread_id, principal, wait_s=wait_s, lease_s=self._lease_s)
+
+    # Lease operations, for ThreadClaim (not part of the Store interface)
+
+    async def take_lease(self, lease: ThreadLease, lease_s: float) -> bool:
+        now = self._now()
+        return await self._database.run(
+            lambda c: threads.take_lease(
+                c,
+                thread_id=lease.thread_id,
+                principal=lease.principal,
+                token=lease.token,
+                now=now,
+                expires_at=now + timedelta(seconds=lease_s),
+                expiry_cutoff=self._expiry_cutoff(now),
+            )
+        )
+
+    async def renew_lease(self, lease: ThreadLease, lease_s: float) -> bool:
+        expires_at = self._now() + timedelta(seconds=lease_s)
+        return await self._database.run(lambda c: threads.renew_lease(c, lease.thread_id, lease.token, expires_at))
+
+    async def release_lease(self, lease: ThreadLease) -> None:
+        await self._database.run(lambda c: threads.release_lease(c, lease.thread_id, lease.token))
+
+    # Ledger
+
+    async def record_call(self, row: LedgerRow) -> None:
+        await self._database.run(lambda c: ledger.insert(c, row))
+
+    async def usage_report(self, principal: str | None, since: Since = "all", by: GroupBy | None = None) -> UsageReport:
+        starts_at = window_start(since, self._now())
+        groups = await self._database.run(lambda c: ledger.totals(c, principal, starts_at, by))
+        return usage.build_report(since, by, starts_at, groups)
+
+    # Budgets
+
+    async def reserve_budget(self, principal: str, estimate_micro_usd: int, limits: BudgetLimits) -> Reservation:
+        now = self._now()
+        reservation = contract.new_reservation(principal, estimate_micro_usd, now, self._reservation_ttl)
+        await self._database.run(lambda c: reservations.reserve(c, reservation, limits, now))
+        return reservation
+
+    async def settle(self, reservation: Reservation, row: LedgerRow) -> None:
+        contract.require_settlement(reservation, row)
+        await self._database.run(lambda c: reservations.settle(c, reservation.reservation_id, row))
+
+    # Cancellations between processes (CancelBroadcast)
+
+    async def publish_cancel(self, key: str) -> None:
+        cancels.check_key(key)
+        await self._database.run(lambda c: cancels.publish(c, key))
+
+    def cancel_listener(self, on_cancel: Callable[[str], None]) -> CancelListener:
+        return CancelListener(self._database, on_cancel)
+
+    def _now(self) -> datetime:
+        return as_utc(self._clock())
+
+    def _expiry_cutoff(self, now: datetime) -> datetime:
+        """Threads last used at or before this instant have expired."""
+        return now - self._thread_ttl
