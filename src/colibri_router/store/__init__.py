@@ -1,7 +1,9 @@
 """The storage interface: conversation threads, the usage ledger and budget reservations.
 
 The router and the tools use only :class:`Store` and the records and errors exported here; a
-backend implements it (SQLite today, one file per user; PostgreSQL later, for a team server).
+backend implements it: SQLite (one file per user, shared by their processes) or PostgreSQL (one
+database shared by the replicas of a team server, which also pass cancellations through it: see
+:class:`CancelBroadcast`).
 Every method is async and takes the caller's ``principal`` (the local user name over stdio, the
 token's name over HTTP), so one database can keep callers apart. Where a method accepts
 ``principal=None`` it acts for an administrator: every caller's threads or usage.
@@ -26,22 +28,31 @@ Environment, read when :func:`open_store` is called, never at import:
 
 - ``COLIBRI_STORE``: ``off`` turns the store off (:func:`open_store` returns None: no threads, no
   ledger, no budgets); unset, empty or ``on`` turns it on.
+- ``COLIBRI_DATABASE_URL``: the database. ``sqlite:///relative/path.db`` (from the current
+  directory), ``sqlite:////absolute/path.db``, or ``postgresql://user:password@host:port/database``
+  (``postgres://`` too; any libpq option in the query, e.g. ``?sslmode=require`` or
+  ``?search_path=colibri`` for a schema of its own; PostgreSQL needs the ``postgres`` extra:
+  ``pip install 'colibri-router[postgres]'``). Unset: ``colibri.db`` in the state directory.
 - ``COLIBRI_STATE_DIR``: the directory of ``colibri.db``; else the platform's user state directory
   for ``colibri-router`` (``$XDG_STATE_HOME/colibri-router`` on Linux).
 
-Nothing touches the disk until the first method call, which creates the directory and the file.
-Any failure of the database itself (unwritable, corrupt, newer schema) is a :class:`StoreError`
-naming the path and the cause.
+Nothing touches the disk or the network until the first method call, which creates the SQLite file
+(and its directory) or the PostgreSQL schema. Any failure of the database itself (unwritable,
+corrupt, unreachable, newer schema) is a :class:`StoreError` naming the database (a PostgreSQL URL
+without its password) and the cause.
 """
 
 from __future__ import annotations
 
 import getpass
+import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+from urllib.parse import SplitResult, unquote, unquote_plus, urlsplit, urlunsplit
 
+from colibri_router.errors import ConfigError
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.errors import BudgetExceeded, BudgetScope, StoreError, ThreadBusy, ThreadNotFound
@@ -78,12 +89,16 @@ __all__ = [
     "ThreadSummary",
     "UsageReport",
     "UsageTotals",
+    "database_location",
     "default_state_dir",
     "format_usd",
     "local_principal",
     "micro_to_usd",
     "open_store",
+    "parse_database_url",
+    "shared_store",
     "usd_to_micro",
+    "without_password",
 ]
 
 DATABASE_FILENAME = "colibri.db"
@@ -96,7 +111,8 @@ class Store(Protocol):
 
     @property
     def location(self) -> str:
-        """Where the data lives (the database file's path), for messages and logs."""
+        """Where the data lives, for messages and logs: the SQLite file's path, or the PostgreSQL
+        URL without its password."""
         ...
 
     async def create_thread(self, principal: str, provider: str, model: str) -> str:
@@ -185,39 +201,121 @@ def open_store(
 ) -> Store | None:
     """A store, or None when ``COLIBRI_STORE=off``. Cheap: nothing is opened yet.
 
-    ``state_dir`` defaults to :func:`default_state_dir`; ``thread_ttl_days`` is
-    ``COLIBRI_THREAD_TTL_DAYS`` as the caller's settings read it (fractions allowed)."""
-    if load_settings().store == "off":
+    The database is ``COLIBRI_DATABASE_URL``'s when it is set, else ``colibri.db`` in ``state_dir``
+    (by default :func:`default_state_dir`); ``thread_ttl_days`` is ``COLIBRI_THREAD_TTL_DAYS`` as
+    the caller's settings read it (fractions allowed)."""
+    settings = load_settings()
+    if settings.store == "off":
         return None
-    from colibri_router.store.sqlite import SqliteStore  # imports sqlite3 only when a store is wanted
-
-    directory = state_dir if state_dir is not None else default_state_dir()
-    return SqliteStore(directory / DATABASE_FILENAME, thread_ttl_days=thread_ttl_days, clock=clock)
+    return _open(database_location(settings, state_dir), thread_ttl_days, clock)
 
 
-_shared: dict[tuple[Path, float], Store] = {}
+_shared: dict[tuple[Path | str, float], Store] = {}
 
 
 def shared_store(settings: Settings) -> Store | None:
-    """The process's store for the configured state directory and thread lifetime (None when
-    ``COLIBRI_STORE`` is off): one connection serves every call of a server process."""
+    """The process's store for the configured database and thread lifetime (None when
+    ``COLIBRI_STORE`` is off): one store (one connection, or one pool) serves every call of a
+    server process."""
     if settings.store == "off":
         return None
-    key = (default_state_dir(), settings.thread_ttl_days)
+    key = (database_location(settings), settings.thread_ttl_days)
     store = _shared.get(key)
     if store is None:
-        store = open_store(key[0], thread_ttl_days=key[1])
-        if store is None:
-            return None
-        _shared[key] = store
+        store = _shared[key] = _open(*key, clock=utc_now)
     return store
+
+
+def database_location(settings: Settings, state_dir: Path | None = None) -> Path | str:
+    """The configured database: a SQLite file's path, or a PostgreSQL URL as configured (password
+    included: it is for connecting, never for showing; see :func:`without_password`)."""
+    if settings.database_url is not None:
+        return parse_database_url(settings.database_url)
+    return (state_dir if state_dir is not None else _state_dir(settings)) / DATABASE_FILENAME
+
+
+def _open(location: Path | str, thread_ttl_days: float, clock: Clock) -> Store:
+    if isinstance(location, Path):
+        from colibri_router.store.sqlite import SqliteStore  # imports sqlite3 only when a store is wanted
+
+        return SqliteStore(location, thread_ttl_days=thread_ttl_days, clock=clock)
+    if importlib.util.find_spec("asyncpg") is None:
+        raise ConfigError(
+            "COLIBRI_DATABASE_URL names a PostgreSQL database, which needs asyncpg: "
+            "pip install 'colibri-router[postgres]'"
+        )
+    from colibri_router.store.postgres import PostgresStore  # imports asyncpg only when it is wanted
+
+    return PostgresStore(location, thread_ttl_days=thread_ttl_days, clock=clock)
+
+
+_SQLITE_SCHEMES = frozenset({"sqlite"})
+_POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
+_URL_FORMS = "sqlite:///relative/path.db, sqlite:////absolute/path.db or postgresql://user@host:port/database"
+_HIGHEST_PORT = 65535
+
+
+def parse_database_url(url: str) -> Path | str:
+    """``COLIBRI_DATABASE_URL`` read: the SQLite file's absolute path (a relative one is taken from
+    the current directory, percent-escapes decoded), or the PostgreSQL URL unchanged. Any other
+    scheme, or a malformed URL, is a :class:`ConfigError` naming the variable; no message repeats
+    the URL or any part of it, since it may hold a password."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as error:  # an unclosed IPv6 bracket, say
+        raise _url_error("it is not a valid URL") from error
+    if parts.scheme in _SQLITE_SCHEMES:
+        return _sqlite_path(parts)
+    if parts.scheme in _POSTGRES_SCHEMES:
+        _check_ports(parts.netloc.rpartition("@")[2])
+        return url
+    raise _url_error(f"it must be one of {_URL_FORMS}")
+
+
+def _sqlite_path(parts: SplitResult) -> Path:
+    # sqlite:///x.db has the path "/x.db": the first slash ends the (empty) host, the rest is x.db.
+    relative_or_absolute = parts.path[1:]
+    if parts.netloc or parts.query or parts.fragment or not parts.path.startswith("/"):
+        raise _url_error("a SQLite URL is sqlite:/// and a relative path, or sqlite://// and an absolute one")
+    if not relative_or_absolute or relative_or_absolute.endswith("/"):
+        raise _url_error("a SQLite URL names a file, not a directory")
+    return Path(unquote(relative_or_absolute)).absolute()
+
+
+def _check_ports(hosts: str) -> None:
+    """libpq's hosts part: ``host``, ``host:port`` or ``[ipv6]:port``, several of them comma-separated."""
+    for host in hosts.split(","):
+        if host.endswith("]"):
+            continue  # an IPv6 address in brackets, with no port
+        _, colon, port = host.rpartition(":")
+        if colon and not (port.isascii() and port.isdigit() and 1 <= int(port) <= _HIGHEST_PORT):
+            raise _url_error(f"a port must be a number from 1 to {_HIGHEST_PORT}")
+
+
+def _url_error(problem: str) -> ConfigError:
+    return ConfigError(f"COLIBRI_DATABASE_URL is not usable: {problem}")
+
+
+def without_password(url: str) -> str:
+    """``url`` with its password removed (``user:password@`` becomes ``user@``, and a ``password``
+    query parameter goes), for messages and logs."""
+    parts = urlsplit(url)
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    user = userinfo.partition(":")[0]
+    query = "&".join(
+        parameter for parameter in parts.query.split("&") if unquote_plus(parameter.partition("=")[0]) != "password"
+    )
+    return urlunsplit(parts._replace(netloc=f"{user}@{hosts}" if user else hosts, query=query))
 
 
 def default_state_dir() -> Path:
     """``COLIBRI_STATE_DIR`` if set, else the user state directory of colibri-router."""
-    configured = load_settings().state_dir
-    if configured:
-        return Path(configured).expanduser()
+    return _state_dir(load_settings())
+
+
+def _state_dir(settings: Settings) -> Path:
+    if settings.state_dir:
+        return Path(settings.state_dir).expanduser()
     import platformdirs
 
     return Path(platformdirs.user_state_dir("colibri-router"))
