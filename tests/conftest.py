@@ -18,6 +18,8 @@ import pytest
 import structlog
 from fake_upstream import FakeUpstream  # importable everywhere: pyproject sets pythonpath = ["tests"]
 
+pytest_plugins = ["postgres_cluster"]  # the throwaway PostgreSQL server's fixtures, for every directory
+
 _SECRET_PREFIXES = ("COLIBRI_", "ANTHROPIC_", "MOONSHOT_", "KIMI_")
 _PROXY_VARIABLES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}
 
