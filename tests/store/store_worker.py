@@ -7,6 +7,8 @@ user/assistant pair to the shared thread under a lease; print ``{"admitted": n}`
 
 ``hold DB THREAD_ID READY``: take the thread's lease (lasting half a second), say READY, and die
 without releasing it.
+
+DB is a SQLite file's path or a PostgreSQL URL.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
+from store_support import open_test_store
 
 from colibri_router.store import BudgetExceeded, BudgetLimits, LedgerRow
-from colibri_router.store.sqlite import SqliteStore
 
 ATTEMPTS = 25
 ESTIMATE_MICRO = 1_000
@@ -44,8 +46,8 @@ def ledger_row(index: int, cost: int | None, outcome: str) -> LedgerRow:
     )
 
 
-async def race(database: Path, index: int, thread_id: str, ready: Path, go: Path) -> None:
-    store = SqliteStore(database, thread_ttl_days=30)
+async def race(database: Path | str, index: int, thread_id: str, ready: Path, go: Path) -> None:
+    store = open_test_store(database, thread_ttl_days=30)
     ready.touch()
     while not go.exists():  # noqa: ASYNC110 (the start signal comes from another process, through a file)
         await anyio.sleep(0.005)
@@ -72,21 +74,22 @@ async def race(database: Path, index: int, thread_id: str, ready: Path, go: Path
     print(json.dumps({"admitted": admitted}))
 
 
-async def hold_and_die(database: Path, thread_id: str, ready: Path) -> None:
-    store = SqliteStore(database, thread_ttl_days=30, lease_s=0.5)
+async def hold_and_die(database: Path | str, thread_id: str, ready: Path) -> None:
+    store = open_test_store(database, thread_ttl_days=30, lease_s=0.5)
     async with store.claim_thread(thread_id, THREAD_PRINCIPAL, wait_s=0):
         ready.touch()
         os._exit(0)  # no release, no cleanup: what a crash looks like to the other processes
 
 
 def main(arguments: list[str]) -> None:
-    mode, database, *rest = arguments
+    mode, database_argument, *rest = arguments
+    database = database_argument if database_argument.startswith("postgresql://") else Path(database_argument)
     if mode == "race":
         index, thread_id, ready, go = rest
-        anyio.run(race, Path(database), int(index), thread_id, Path(ready), Path(go))
+        anyio.run(race, database, int(index), thread_id, Path(ready), Path(go))
     else:
         thread_id, ready = rest
-        anyio.run(hold_and_die, Path(database), thread_id, Path(ready))
+        anyio.run(hold_and_die, database, thread_id, Path(ready))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""A database that cannot be used is a StoreError naming the path and the cause, on every call, and
-the store recovers by itself once the file is usable again."""
+"""A SQLite file that cannot be used is a StoreError naming the path and the cause, on every call,
+and the store recovers by itself once the file is usable again. (PostgreSQL: test_store_postgres.)"""
 
 from __future__ import annotations
 
@@ -7,25 +7,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from store_support import every_operation_fails
 
-from colibri_router.store import BudgetLimits, StoreError
 from colibri_router.store.sqlite import SqliteStore
-
-
-async def _every_operation_fails(store: SqliteStore) -> list[StoreError]:
-    attempts = [
-        store.create_thread("alice", "kimi", "kimi-k2"),
-        store.load_thread("th_x", "alice"),
-        store.list_threads("alice"),
-        store.usage_report("alice"),
-        store.reserve_budget("alice", 1, BudgetLimits(daily_micro_usd=10)),
-    ]
-    errors = []
-    for attempt in attempts:
-        with pytest.raises(StoreError) as raised:
-            await attempt
-        errors.append(raised.value)
-    return errors
 
 
 async def test_a_corrupt_file_is_a_store_error_with_path_and_cause(tmp_path: Path) -> None:
@@ -33,7 +17,7 @@ async def test_a_corrupt_file_is_a_store_error_with_path_and_cause(tmp_path: Pat
     path.write_bytes(b"this is not a database, just garbage bytes " * 100)
     store = SqliteStore(path, thread_ttl_days=30)
 
-    for error in await _every_operation_fails(store):
+    for error in await every_operation_fails(store):
         assert error.path == str(path)
         assert isinstance(error.cause, sqlite3.DatabaseError)
         assert error.__cause__ is error.cause
@@ -54,7 +38,7 @@ async def test_a_read_only_directory_is_a_store_error(tmp_path: Path) -> None:
         if _can_write_in(read_only):
             pytest.skip("this user writes into read-only directories anyway (root with CAP_DAC_OVERRIDE)")
         store = SqliteStore(read_only / "colibri.db", thread_ttl_days=30)
-        for error in await _every_operation_fails(store):
+        for error in await every_operation_fails(store):
             assert error.path == str(read_only / "colibri.db")
             assert isinstance(error.cause, sqlite3.OperationalError)
     finally:
@@ -76,7 +60,7 @@ async def test_a_state_directory_that_cannot_be_created_is_a_store_error(tmp_pat
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("")
     store = SqliteStore(blocker / "state" / "colibri.db", thread_ttl_days=30)
-    for error in await _every_operation_fails(store):
+    for error in await every_operation_fails(store):
         assert error.path == str(blocker / "state" / "colibri.db")
         assert isinstance(error.cause, OSError)
 
@@ -84,5 +68,5 @@ async def test_a_state_directory_that_cannot_be_created_is_a_store_error(tmp_pat
 async def test_a_database_path_that_is_a_directory_is_a_store_error(tmp_path: Path) -> None:
     (tmp_path / "colibri.db").mkdir()
     store = SqliteStore(tmp_path / "colibri.db", thread_ttl_days=30)
-    for error in await _every_operation_fails(store):
+    for error in await every_operation_fails(store):
         assert "unable to open database file" in str(error)

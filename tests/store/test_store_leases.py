@@ -3,29 +3,20 @@ lease whose holder stopped renewing it lapses. (Leases across processes: test_st
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
+from datetime import UTC, datetime
 
 import anyio
 import anyio.lowlevel
 import pytest
-from store_support import FakeClock
+from store_support import AnyStore, DatabasePeek, FakeClock, StoreFactory
 
 from colibri_router.store import ThreadBusy, ThreadLease, ThreadNotFound
-from colibri_router.store.sqlite import SqliteStore
 
 USER = {"role": "user", "content": "next"}
+NEVER = datetime.min.replace(tzinfo=UTC)
 
 
-def _lease_expiry_ms(path: Path, thread_id: str) -> int | None:
-    with sqlite3.connect(path) as connection:
-        expires: int | None = connection.execute(
-            "SELECT lease_expires_at_ms FROM threads WHERE thread_id = ?", (thread_id,)
-        ).fetchone()[0]
-    return expires
-
-
-async def test_a_second_claim_waits_until_the_first_is_released(store: SqliteStore) -> None:
+async def test_a_second_claim_waits_until_the_first_is_released(store: AnyStore) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     events: list[str] = []
     first_holds = anyio.Event()
@@ -47,7 +38,7 @@ async def test_a_second_claim_waits_until_the_first_is_released(store: SqliteSto
     assert events == ["first released", "second holds"]
 
 
-async def test_a_claim_that_waits_too_long_is_busy(store: SqliteStore) -> None:
+async def test_a_claim_that_waits_too_long_is_busy(store: AnyStore) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     async with store.claim_thread(thread_id, "alice", wait_s=0):
         with pytest.raises(ThreadBusy, match="busy") as raised:
@@ -59,7 +50,7 @@ async def test_a_claim_that_waits_too_long_is_busy(store: SqliteStore) -> None:
         pass
 
 
-async def test_claiming_a_thread_the_principal_cannot_see_fails_at_once(store: SqliteStore) -> None:
+async def test_claiming_a_thread_the_principal_cannot_see_fails_at_once(store: AnyStore) -> None:
     theirs = await store.create_thread("bob", "kimi", "kimi-k2")
     for thread_id in (theirs, "th_unknown"):
         with pytest.raises(ThreadNotFound):
@@ -67,7 +58,7 @@ async def test_claiming_a_thread_the_principal_cannot_see_fails_at_once(store: S
                 pytest.fail("claimed a thread the principal cannot see")
 
 
-async def test_a_lease_whose_holder_stopped_renewing_lapses(store: SqliteStore, clock: FakeClock) -> None:
+async def test_a_lease_whose_holder_stopped_renewing_lapses(store: AnyStore, clock: FakeClock) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     # A holder that died: the lease was taken and is never renewed nor released.
     assert await store.take_lease(ThreadLease(thread_id, "alice", "dead-holder"), lease_s=30)
@@ -81,23 +72,24 @@ async def test_a_lease_whose_holder_stopped_renewing_lapses(store: SqliteStore, 
         pass
 
 
-async def test_a_held_lease_is_renewed_while_the_call_runs(tmp_path: Path, clock: FakeClock) -> None:
-    store = SqliteStore(tmp_path / "colibri.db", thread_ttl_days=30, lease_s=0.3, clock=clock)
+async def test_a_held_lease_is_renewed_while_the_call_runs(
+    new_store: StoreFactory, clock: FakeClock, peek: DatabasePeek
+) -> None:
+    store = new_store(lease_s=0.3)
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     async with store.claim_thread(thread_id, "alice", wait_s=0):
         clock.advance(hours=1)  # far past the lease as first taken
-        renewed_from = clock.now.timestamp() * 1000
+        renewed_from = clock.now
         with anyio.fail_after(10):  # a guard against hanging, should renewal never come
-            while (_lease_expiry_ms(tmp_path / "colibri.db", thread_id) or 0) < renewed_from:  # noqa: ASYNC110
-                await anyio.sleep(0.02)  # the renewal is a database write, seen only by reading the file
+            while (await peek.lease_expiry(thread_id) or NEVER) < renewed_from:  # noqa: ASYNC110
+                await anyio.sleep(0.02)  # the renewal is a database write, seen only by reading the database
         with pytest.raises(ThreadBusy):
             async with store.claim_thread(thread_id, "alice", wait_s=0):
                 pass
-    assert _lease_expiry_ms(tmp_path / "colibri.db", thread_id) is None
-    await store.aclose()
+    assert await peek.lease_expiry(thread_id) is None
 
 
-async def test_appends_respect_the_lease(store: SqliteStore) -> None:
+async def test_appends_respect_the_lease(store: AnyStore) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     other = await store.create_thread("alice", "kimi", "kimi-k2")
     async with store.claim_thread(thread_id, "alice", wait_s=0) as lease:
@@ -110,7 +102,7 @@ async def test_appends_respect_the_lease(store: SqliteStore) -> None:
     assert (await store.load_thread(thread_id, "alice")).turns == 2
 
 
-async def test_a_lapsed_lease_taken_over_cannot_append(store: SqliteStore, clock: FakeClock) -> None:
+async def test_a_lapsed_lease_taken_over_cannot_append(store: AnyStore, clock: FakeClock) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     stalled = ThreadLease(thread_id, "alice", "stalled-holder")
     assert await store.take_lease(stalled, lease_s=30)
@@ -120,7 +112,7 @@ async def test_a_lapsed_lease_taken_over_cannot_append(store: SqliteStore, clock
             await store.append_turns(thread_id, "alice", [USER], "kimi", "kimi-k2", lease=stalled)
 
 
-async def test_the_lease_is_released_however_the_body_ends(store: SqliteStore) -> None:
+async def test_the_lease_is_released_however_the_body_ends(store: AnyStore) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
 
     with pytest.raises(KeyError):  # the body's own exception, not wrapped in an ExceptionGroup
@@ -136,8 +128,8 @@ async def test_the_lease_is_released_however_the_body_ends(store: SqliteStore) -
         pass
 
 
-async def test_concurrent_calls_on_one_thread_never_interleave(tmp_path: Path) -> None:
-    stores = [SqliteStore(tmp_path / "colibri.db", thread_ttl_days=30) for _ in range(3)]
+async def test_concurrent_calls_on_one_thread_never_interleave(new_store: StoreFactory) -> None:
+    stores = [new_store() for _ in range(3)]
     thread_id = await stores[0].create_thread("alice", "kimi", "kimi-k2")
 
     async def one_call(number: int) -> None:
@@ -162,11 +154,31 @@ async def test_concurrent_calls_on_one_thread_never_interleave(tmp_path: Path) -
         assert user["seen"] == position  # each call saw every turn written before it
         assert user["content"] == assistant["content"]
     assert sorted(int(message["content"]) for message in messages[::2]) == list(range(10))
-    for store in stores:
-        await store.aclose()
 
 
-async def test_a_claim_cancelled_while_waiting_holds_nothing(store: SqliteStore) -> None:
+async def test_concurrent_appends_without_a_lease_keep_each_append_together(new_store: StoreFactory) -> None:
+    """No claim at all: two stores append pairs to one thread at once. Each append is numbered after
+    every append committed before it, and no other append's turns land inside it."""
+    stores = [new_store(), new_store()]
+    thread_id = await stores[0].create_thread("alice", "kimi", "kimi-k2")
+
+    async def append_pair(number: int) -> None:
+        pair = [{"role": "user", "content": str(number)}, {"role": "assistant", "content": str(number)}]
+        await stores[number % 2].append_turns(thread_id, "alice", pair, "kimi", "kimi-k2")
+
+    async with anyio.create_task_group() as group:
+        for number in range(30):
+            group.start_soon(append_pair, number)
+
+    messages = (await stores[1].load_thread(thread_id, "alice")).messages
+    assert [message["role"] for message in messages] == ["user", "assistant"] * 30
+    assert [messages[position]["content"] for position in range(1, 60, 2)] == [
+        messages[position]["content"] for position in range(0, 60, 2)
+    ]
+    assert sorted(int(message["content"]) for message in messages[::2]) == list(range(30))
+
+
+async def test_a_claim_cancelled_while_waiting_holds_nothing(store: AnyStore) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     async with store.claim_thread(thread_id, "alice", wait_s=0):
         with anyio.move_on_after(0.05) as scope:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -11,10 +10,9 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_support import START, FakeClock, ledger_row
+from store_support import START, AnyStore, DatabasePeek, FakeClock, ledger_row, open_test_store
 
 from colibri_router.store import LedgerRow, UsageTotals
-from colibri_router.store.sqlite import SqliteStore
 
 _rows = st.lists(
     st.builds(
@@ -45,11 +43,16 @@ def _expected(rows: list[LedgerRow]) -> UsageTotals:
     )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_rows)
-def test_totals_are_the_exact_sums_of_the_rows(rows: list[LedgerRow]) -> None:
-    async def check(directory: Path) -> None:
-        store = SqliteStore(directory / "colibri.db", thread_ttl_days=30, clock=FakeClock())
+# Every example runs on the test's one database (emptying its ledger first), in an event loop of its own.
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(rows=_rows)
+def test_totals_are_the_exact_sums_of_the_rows(database: Path | str, peek: DatabasePeek, rows: list[LedgerRow]) -> None:
+    async def check() -> None:
+        store = open_test_store(database, thread_ttl_days=30, clock=FakeClock())
+        await store.usage_report(None)  # a new database gets its schema
+        await peek.execute("DELETE FROM ledger")
         for row in rows:
             await store.record_call(row)
         assert (await store.usage_report(None)).total == _expected(rows)
@@ -62,17 +65,16 @@ def test_totals_are_the_exact_sums_of_the_rows(rows: list[LedgerRow]) -> None:
         assert sum(group.cost_micro_usd for group in by_provider.groups) == _expected(rows).cost_micro_usd
         await store.aclose()
 
-    with tempfile.TemporaryDirectory() as directory:
-        anyio.run(check, Path(directory))
+    anyio.run(check)
 
 
-async def test_an_empty_ledger_reports_zeros(store: SqliteStore) -> None:
+async def test_an_empty_ledger_reports_zeros(store: AnyStore) -> None:
     report = await store.usage_report("alice", "7d", "model")
     assert report.groups == ()
     assert report.total == UsageTotals(None, 0, 0, 0, 0, 0, 0, 0)
 
 
-async def test_groups_by_provider_and_model_come_by_cost_then_name(store: SqliteStore) -> None:
+async def test_groups_by_provider_and_model_come_by_cost_then_name(store: AnyStore) -> None:
     for provider, model, cost in [
         ("kimi", "kimi-k2", 300),
         ("claude", "claude-sonnet-4-5", 500),
@@ -93,7 +95,7 @@ async def test_groups_by_provider_and_model_come_by_cost_then_name(store: Sqlite
     assert by_model.total.cost_usd == 0.0016
 
 
-async def test_since_windows_and_days_follow_the_utc_calendar(store: SqliteStore, clock: FakeClock) -> None:
+async def test_since_windows_and_days_follow_the_utc_calendar(store: AnyStore, clock: FakeClock) -> None:
     now = datetime(2025, 3, 14, 0, 30, tzinfo=UTC)
     clock.now = now
     moments = {
@@ -126,7 +128,7 @@ async def test_since_windows_and_days_follow_the_utc_calendar(store: SqliteStore
     ]
 
 
-async def test_usage_is_per_principal_unless_asked_for_everyone(store: SqliteStore) -> None:
+async def test_usage_is_per_principal_unless_asked_for_everyone(store: AnyStore) -> None:
     await store.record_call(ledger_row(START, principal="alice", cost_micro_usd=1))
     await store.record_call(
         ledger_row(START, principal="bob", cost_micro_usd=10, outcome="KIMI_API_ERROR", kind="SERVER_ERROR")

@@ -1,11 +1,11 @@
-"""Several processes sharing one database file, as one MCP host window per server process does:
-no errors, no lost rows, budgets admitted as if one at a time, thread turns never interleaved,
-and a lease left by a process that died lapses."""
+"""Several processes sharing one database, as one MCP host window per server process does with a
+SQLite file and as a team server's replicas do with PostgreSQL: no errors, no lost rows, budgets
+admitted as if one at a time, thread turns never interleaved, and a lease left by a process that
+died lapses."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 import time
@@ -13,16 +13,14 @@ from pathlib import Path
 
 import anyio
 import store_worker
-
-from colibri_router.store.sqlite import SqliteStore
+from store_support import DatabasePeek, open_test_store
 
 WORKERS = 4
 WORKER_SCRIPT = Path(store_worker.__file__)
 
 
-def _race(database: Path, thread_id: str) -> list[int]:
-    """Run the workers from one start signal; return how many admissions each got."""
-    signals = database.parent
+def _race(database: Path | str, thread_id: str, signals: Path) -> list[int]:
+    """Run the workers from one start signal (files in ``signals``); return how many admissions each got."""
     processes = [
         subprocess.Popen(
             [
@@ -58,13 +56,13 @@ def _race(database: Path, thread_id: str) -> list[int]:
     return [json.loads(out)["admitted"] for out, _ in outputs]
 
 
-def test_processes_creating_and_writing_one_file_lose_nothing(tmp_path: Path) -> None:
-    """The workers create the file together, then race for one budget and write ledger rows."""
-    database = tmp_path / "colibri.db"
-    admitted = _race(database, "-")
+def test_processes_creating_and_writing_one_database_lose_nothing(database: Path | str, tmp_path: Path) -> None:
+    """The workers create the database (file or schema) together, then race for one budget and
+    write ledger rows."""
+    admitted = _race(database, "-", tmp_path)
 
     async def check() -> None:
-        store = SqliteStore(database, thread_ttl_days=30)
+        store = open_test_store(database, thread_ttl_days=30)
         total = (await store.usage_report(None)).total
         assert total.calls == WORKERS * store_worker.ATTEMPTS  # no lost row
         assert total.errors == total.calls - sum(admitted)
@@ -79,20 +77,18 @@ def test_processes_creating_and_writing_one_file_lose_nothing(tmp_path: Path) ->
     anyio.run(check)
 
 
-def test_processes_continuing_one_thread_never_interleave(tmp_path: Path) -> None:
-    database = tmp_path / "colibri.db"
-
+def test_processes_continuing_one_thread_never_interleave(database: Path | str, tmp_path: Path) -> None:
     async def create() -> str:
-        store = SqliteStore(database, thread_ttl_days=30)
+        store = open_test_store(database, thread_ttl_days=30)
         thread_id = await store.create_thread(store_worker.THREAD_PRINCIPAL, "kimi", "kimi-k2")
         await store.aclose()
         return thread_id
 
     thread_id = anyio.run(create)
-    _race(database, thread_id)
+    _race(database, thread_id, tmp_path)
 
     async def check() -> None:
-        store = SqliteStore(database, thread_ttl_days=30)
+        store = open_test_store(database, thread_ttl_days=30)
         messages = (await store.load_thread(thread_id, store_worker.THREAD_PRINCIPAL)).messages
         await store.aclose()
         assert len(messages) == 2 * WORKERS * store_worker.ATTEMPTS
@@ -108,9 +104,8 @@ def test_processes_continuing_one_thread_never_interleave(tmp_path: Path) -> Non
     anyio.run(check)
 
 
-async def test_a_lease_left_by_a_dead_process_lapses(tmp_path: Path) -> None:
-    database = tmp_path / "colibri.db"
-    store = SqliteStore(database, thread_ttl_days=30)
+async def test_a_lease_left_by_a_dead_process_lapses(database: Path | str, peek: DatabasePeek, tmp_path: Path) -> None:
+    store = open_test_store(database, thread_ttl_days=30)
     thread_id = await store.create_thread(store_worker.THREAD_PRINCIPAL, "kimi", "kimi-k2")
     ready = tmp_path / "holding"
     holder = await anyio.run_process(
@@ -118,9 +113,7 @@ async def test_a_lease_left_by_a_dead_process_lapses(tmp_path: Path) -> None:
     )
     assert holder.returncode == 0, holder.stderr
     assert ready.exists()
-    with sqlite3.connect(database) as connection:  # it died holding the lease (half a second long)
-        assert connection.execute("SELECT lease_token FROM threads").fetchone()[0] is not None
-    connection.close()
+    assert await peek.lease_expiry(thread_id) is not None  # it died holding the lease (half a second long)
     async with store.claim_thread(thread_id, store_worker.THREAD_PRINCIPAL, wait_s=30):
         pass
     await store.aclose()

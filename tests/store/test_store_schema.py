@@ -1,4 +1,4 @@
-"""Opening the database: created on first use only, WAL, versioned schema migrated forward, and
+"""Opening a SQLite database: created on first use only, WAL, versioned schema migrated forward, and
 ``open_store`` obeying the environment at call time."""
 
 from __future__ import annotations
@@ -62,8 +62,10 @@ async def test_nothing_is_created_before_the_first_call(tmp_path: Path) -> None:
     await store.aclose()
 
 
-async def test_a_new_file_is_in_wal_mode_at_the_current_version(store: SqliteStore, tmp_path: Path) -> None:
+async def test_a_new_file_is_in_wal_mode_at_the_current_version(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "colibri.db", thread_ttl_days=30)
     await store.usage_report(None)
+    await store.aclose()
     with sqlite3.connect(tmp_path / "colibri.db") as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert _versions(tmp_path / "colibri.db") == list(range(1, CURRENT_VERSION + 1))
@@ -141,10 +143,10 @@ def test_the_state_directory_is_read_from_the_environment_at_call_time(
     assert store.location == str(tmp_path / "here" / "colibri.db")
 
 
-def test_importing_the_store_opens_nothing_and_loads_no_sqlite() -> None:
-    probe = "import sys, colibri_router.store; print('sqlite3' in sys.modules)"
+def test_importing_the_store_opens_nothing_and_loads_no_database_driver() -> None:
+    probe = "import sys, colibri_router.store; print('sqlite3' in sys.modules, 'asyncpg' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "False"
+    assert result.stdout.strip() == "False False"
 
 
 def test_the_local_principal_is_the_user_name(monkeypatch: pytest.MonkeyPatch) -> None:

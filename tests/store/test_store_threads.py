@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import re
-import sqlite3
-from pathlib import Path
 
 import pytest
-from store_support import START, FakeClock
+from store_support import START, AnyStore, DatabasePeek, FakeClock, StoreFactory
 
 from colibri_router.store import ThreadNotFound
-from colibri_router.store.sqlite import SqliteStore
 
 USER = {"role": "user", "content": [{"type": "text", "text": "Plan a trip to Kyoto"}]}
 ASSISTANT = {
@@ -23,13 +20,7 @@ ASSISTANT = {
 TOOL_RESULT = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "sunny"}]}
 
 
-def _message_rows(path: Path) -> int:
-    with sqlite3.connect(path) as connection:
-        count: int = connection.execute("SELECT COUNT(*) FROM thread_messages").fetchone()[0]
-    return count
-
-
-async def test_a_thread_round_trips_its_messages_in_order(store: SqliteStore, clock: FakeClock) -> None:
+async def test_a_thread_round_trips_its_messages_in_order(store: AnyStore, clock: FakeClock) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     created = await store.load_thread(thread_id, "alice")
     assert (created.messages, created.turns, created.title) == ([], 0, "")
@@ -49,20 +40,20 @@ async def test_a_thread_round_trips_its_messages_in_order(store: SqliteStore, cl
     assert thread.title == "Plan a trip to Kyoto"
 
 
-async def test_loaded_messages_are_copies(store: SqliteStore) -> None:
+async def test_loaded_messages_are_copies(store: AnyStore) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     await store.append_turns(thread_id, "alice", [USER], "kimi", "kimi-k2")
     (await store.load_thread(thread_id, "alice")).messages.append(ASSISTANT)
     assert (await store.load_thread(thread_id, "alice")).messages == [USER]
 
 
-async def test_thread_ids_are_unguessable_and_url_safe(store: SqliteStore) -> None:
+async def test_thread_ids_are_unguessable_and_url_safe(store: AnyStore) -> None:
     ids = {await store.create_thread("alice", "kimi", "kimi-k2") for _ in range(20)}
     assert len(ids) == 20
     assert all(re.fullmatch(r"th_[A-Za-z0-9_-]{20}", thread_id) for thread_id in ids)
 
 
-async def test_the_title_is_set_by_the_first_user_text_and_then_kept(store: SqliteStore, clock: FakeClock) -> None:
+async def test_the_title_is_set_by_the_first_user_text_and_then_kept(store: AnyStore, clock: FakeClock) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     await store.append_turns(thread_id, "alice", [TOOL_RESULT], "kimi", "kimi-k2")
     long_text = "word " * 40
@@ -73,7 +64,7 @@ async def test_the_title_is_set_by_the_first_user_text_and_then_kept(store: Sqli
     assert summary.turns == 3
 
 
-async def test_unknown_threads_are_not_found(store: SqliteStore) -> None:
+async def test_unknown_threads_are_not_found(store: AnyStore) -> None:
     with pytest.raises(ThreadNotFound, match="th_missing") as raised:
         await store.load_thread("th_missing", "alice")
     assert raised.value.code == "INVALID_REQUEST"
@@ -82,7 +73,7 @@ async def test_unknown_threads_are_not_found(store: SqliteStore) -> None:
     assert await store.delete_thread("th_missing", "alice") is False
 
 
-async def test_listing_is_newest_first_and_limited(store: SqliteStore, clock: FakeClock) -> None:
+async def test_listing_is_newest_first_and_limited(store: AnyStore, clock: FakeClock) -> None:
     ids = []
     for _ in range(4):
         ids.append(await store.create_thread("alice", "kimi", "kimi-k2"))
@@ -98,7 +89,7 @@ async def test_listing_is_newest_first_and_limited(store: SqliteStore, clock: Fa
         await store.list_threads("alice", limit=0)
 
 
-async def test_a_principal_sees_only_their_own_threads(store: SqliteStore) -> None:
+async def test_a_principal_sees_only_their_own_threads(store: AnyStore) -> None:
     mine = await store.create_thread("alice", "kimi", "kimi-k2")
     theirs = await store.create_thread("bob", "kimi", "kimi-k2")
 
@@ -113,7 +104,7 @@ async def test_a_principal_sees_only_their_own_threads(store: SqliteStore) -> No
     assert (await store.load_thread(theirs, "bob")).principal == "bob"
 
 
-async def test_an_administrator_sees_every_thread(store: SqliteStore, clock: FakeClock) -> None:
+async def test_an_administrator_sees_every_thread(store: AnyStore, clock: FakeClock) -> None:
     alice = await store.create_thread("alice", "kimi", "kimi-k2")
     clock.advance(seconds=1)
     bob = await store.create_thread("bob", "kimi", "kimi-k2")
@@ -122,7 +113,7 @@ async def test_an_administrator_sees_every_thread(store: SqliteStore, clock: Fak
     assert await store.delete_thread(bob, None) is True
 
 
-async def test_deleting_a_thread_removes_its_messages(store: SqliteStore, tmp_path: Path) -> None:
+async def test_deleting_a_thread_removes_its_messages(store: AnyStore, peek: DatabasePeek) -> None:
     kept = await store.create_thread("alice", "kimi", "kimi-k2")
     gone = await store.create_thread("alice", "kimi", "kimi-k2")
     await store.append_turns(kept, "alice", [USER], "kimi", "kimi-k2")
@@ -132,10 +123,10 @@ async def test_deleting_a_thread_removes_its_messages(store: SqliteStore, tmp_pa
     assert await store.delete_thread(gone, "alice") is False
     with pytest.raises(ThreadNotFound):
         await store.load_thread(gone, "alice")
-    assert _message_rows(tmp_path / "colibri.db") == 1
+    assert await peek.count("thread_messages") == 1
 
 
-async def test_a_thread_unused_for_the_ttl_expires(store: SqliteStore, clock: FakeClock) -> None:
+async def test_a_thread_unused_for_the_ttl_expires(store: AnyStore, clock: FakeClock) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     await store.append_turns(thread_id, "alice", [USER], "kimi", "kimi-k2")
 
@@ -148,7 +139,7 @@ async def test_a_thread_unused_for_the_ttl_expires(store: SqliteStore, clock: Fa
         await store.append_turns(thread_id, "alice", [USER], "kimi", "kimi-k2")
 
 
-async def test_appending_keeps_a_thread_alive(store: SqliteStore, clock: FakeClock) -> None:
+async def test_appending_keeps_a_thread_alive(store: AnyStore, clock: FakeClock) -> None:
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     for _ in range(3):
         clock.advance(days=20)
@@ -157,7 +148,7 @@ async def test_appending_keeps_a_thread_alive(store: SqliteStore, clock: FakeClo
 
 
 async def test_expired_threads_are_purged_with_their_messages(
-    store: SqliteStore, clock: FakeClock, tmp_path: Path
+    store: AnyStore, clock: FakeClock, peek: DatabasePeek
 ) -> None:
     old = await store.create_thread("alice", "kimi", "kimi-k2")
     await store.append_turns(old, "alice", [USER, ASSISTANT], "kimi", "kimi-k2")
@@ -166,22 +157,21 @@ async def test_expired_threads_are_purged_with_their_messages(
     clock.advance(days=1)
 
     assert [s.thread_id for s in await store.list_threads(None)] == [recent]
-    assert _message_rows(tmp_path / "colibri.db") == 0
+    assert await peek.count("thread_messages") == 0
     with pytest.raises(ThreadNotFound):
         await store.load_thread(old, None)
 
 
-async def test_the_ttl_takes_fractions_of_a_day(tmp_path: Path, clock: FakeClock) -> None:
-    store = SqliteStore(tmp_path / "colibri.db", thread_ttl_days=0.5, clock=clock)
+async def test_the_ttl_takes_fractions_of_a_day(new_store: StoreFactory, clock: FakeClock) -> None:
+    store = new_store(thread_ttl_days=0.5)
     thread_id = await store.create_thread("alice", "kimi", "kimi-k2")
     clock.advance(hours=11, minutes=59)
     await store.load_thread(thread_id, "alice")
     clock.advance(minutes=1)
     with pytest.raises(ThreadNotFound):
         await store.load_thread(thread_id, "alice")
-    await store.aclose()
 
 
-async def test_a_principal_is_required(store: SqliteStore) -> None:
+async def test_a_principal_is_required(store: AnyStore) -> None:
     with pytest.raises(ValueError, match="principal"):
         await store.create_thread("", "kimi", "kimi-k2")
