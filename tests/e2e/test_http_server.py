@@ -265,3 +265,11 @@ async def _wait_for(condition: Any, timeout_s: float = 10) -> None:
     with anyio.fail_after(timeout_s):
         while not condition():  # noqa: ASYNC110 - the fake records requests in its own threads: nothing to await
             await anyio.sleep(0.02)
+
+
+async def test_several_workers_serve_the_same_tools(server_env: dict[str, str], server_log: Path) -> None:
+    with http_server(server_env, server_log, "--workers", "2") as url:
+        async with http_session(url) as session:
+            answers = [await session.call_tool("router_call", {"prompt": f"n{i}"}) for i in range(4)]
+    assert [(a.structured_content or {})["content"] for a in answers] == [f"echo: n{i}" for i in range(4)]
+    assert server_log.read_text().count("Started server process") == 2
