@@ -220,15 +220,16 @@ def _cancelled_key(body: bytes, scope: Scope) -> str | None:
 
 
 async def route_cancel(key: str) -> None:
-    """Cancel the call here; else tell the other replicas (their listeners cancel it)."""
+    """Cancel the call here; else tell the other replicas (their listeners cancel it). A failure is
+    logged, never raised: the notification was already acknowledged."""
     if IN_FLIGHT.cancel(key):
         return
-    store = shared_store(load_settings())
-    if isinstance(store, CancelBroadcast):
-        try:
+    try:
+        store = shared_store(load_settings())
+        if isinstance(store, CancelBroadcast):
             await store.publish_cancel(key)
-        except ColibriError as error:
-            get_logger(__name__).warning("could not pass a cancellation to the other replicas", error=str(error))
+    except ColibriError as error:
+        get_logger(__name__).warning("could not pass a cancellation to the other replicas", error=str(error))
 
 
 @contextlib.asynccontextmanager
