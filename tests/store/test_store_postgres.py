@@ -255,10 +255,12 @@ async def test_cancel_keys_must_fit_in_a_notification(fresh_postgres_database: F
 async def test_a_listener_that_loses_its_connection_listens_again(
     fresh_postgres_database: FreshDatabase, postgres_cluster: PostgresCluster
 ) -> None:
-    store = PostgresStore(fresh_postgres_database(), thread_ttl_days=30)
+    store = PostgresStore(fresh_postgres_database() + "&application_name=lost_listener", thread_ttl_days=30)
     heard: list[str] = []
     async with store.cancel_listener(heard.append):
-        listeners = "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %'"
+        listeners = (
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'lost_listener' AND query LIKE 'LISTEN %'"
+        )
         postgres_cluster.execute(f"SELECT pg_terminate_backend(pid) FROM ({listeners}) AS listening")
         with anyio.fail_after(10):
             while "again" not in heard:

@@ -30,9 +30,9 @@ Environment, read when :func:`open_store` is called, never at import:
   ledger, no budgets); unset, empty or ``on`` turns it on.
 - ``COLIBRI_DATABASE_URL``: the database. ``sqlite:///relative/path.db`` (from the current
   directory), ``sqlite:////absolute/path.db``, or ``postgresql://user:password@host:port/database``
-  (``postgres://`` too; any libpq option in the query, e.g. ``?sslmode=require`` or
-  ``?search_path=colibri`` for a schema of its own; PostgreSQL needs the ``postgres`` extra:
-  ``pip install 'colibri-router[postgres]'``). Unset: ``colibri.db`` in the state directory.
+  (``postgres://`` too; libpq's options in the query, e.g. ``?sslmode=require``, or
+  ``?options=-csearch_path%3Dcolibri`` for a schema of its own; PostgreSQL needs the ``postgres``
+  extra: ``pip install 'colibri-router[postgres]'``). Unset: ``colibri.db`` in the state directory.
 - ``COLIBRI_STATE_DIR``: the directory of ``colibri.db``; else the platform's user state directory
   for ``colibri-router`` (``$XDG_STATE_HOME/colibri-router`` on Linux).
 
@@ -249,7 +249,6 @@ def _open(location: Path | str, thread_ttl_days: float, clock: Clock) -> Store:
     return PostgresStore(location, thread_ttl_days=thread_ttl_days, clock=clock)
 
 
-_SQLITE_SCHEMES = frozenset({"sqlite"})
 _POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
 _URL_FORMS = "sqlite:///relative/path.db, sqlite:////absolute/path.db or postgresql://user@host:port/database"
 _HIGHEST_PORT = 65535
@@ -264,7 +263,7 @@ def parse_database_url(url: str) -> Path | str:
         parts = urlsplit(url)
     except ValueError as error:  # an unclosed IPv6 bracket, say
         raise _url_error("it is not a valid URL") from error
-    if parts.scheme in _SQLITE_SCHEMES:
+    if parts.scheme == "sqlite":
         return _sqlite_path(parts)
     if parts.scheme in _POSTGRES_SCHEMES:
         _check_ports(parts.netloc.rpartition("@")[2])
@@ -273,10 +272,10 @@ def parse_database_url(url: str) -> Path | str:
 
 
 def _sqlite_path(parts: SplitResult) -> Path:
-    # sqlite:///x.db has the path "/x.db": the first slash ends the (empty) host, the rest is x.db.
-    relative_or_absolute = parts.path[1:]
     if parts.netloc or parts.query or parts.fragment or not parts.path.startswith("/"):
         raise _url_error("a SQLite URL is sqlite:/// and a relative path, or sqlite://// and an absolute one")
+    # sqlite:///x.db has the path "/x.db": that first slash ends the (empty) host, the rest is x.db.
+    relative_or_absolute = parts.path[1:]
     if not relative_or_absolute or relative_or_absolute.endswith("/"):
         raise _url_error("a SQLite URL names a file, not a directory")
     return Path(unquote(relative_or_absolute)).absolute()

@@ -13,7 +13,6 @@ that comes late (the call runs to its end), never a wrong one.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
@@ -63,8 +62,7 @@ class CancelListener:
         self._closing = True
         if self._reconnecting is not None:
             self._reconnecting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reconnecting
+            await asyncio.wait({self._reconnecting})  # its cleanup done; its cancellation is not ours
         if self._connection is not None:
             connection, self._connection = self._connection, None
             try:

@@ -4,7 +4,7 @@ failure of the database turned into a :class:`StoreError` naming it (its URL wit
 Why a pool per loop: an asyncpg connection belongs to the event loop that opened it, and one store
 may be used from several loops one after another (each ``asyncio.run`` of a command, each test's
 loop). So each loop gets its own pool the first time it needs one, and the schema is brought up to
-date on that pool's first connection (one cheap query once it is). A loop's pool is closed when
+date on that pool's first connection (a cheap check once it is). A loop's pool is closed when
 that loop shuts down, or when the store is closed from it, whichever comes first.
 
 Nothing connects at construction; a failed connection is tried again on the next call.
@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 import anyio
 import asyncpg
 
-if TYPE_CHECKING:
-    from asyncpg.pool import Pool, PoolConnectionProxy
-
 from colibri_router.store.errors import StoreError
 from colibri_router.store.postgres.schema import SchemaTooNew, migrate
+
+if TYPE_CHECKING:
+    from asyncpg.pool import Pool, PoolConnectionProxy
 
 T = TypeVar("T")
 
@@ -97,7 +97,7 @@ class PostgresDatabase:
         current = asyncio.get_running_loop()
         for loop, entry in list(self._pools.items()):
             if loop is current and entry.closer is not None:
-                await entry.closer.aclose()  # closes the pool, and the loop has nothing left to do
+                await entry.closer.aclose()  # its `finally` closes the pool now, not at the loop's end
             elif not loop.is_closed() and entry.pool is not None:
                 loop.call_soon_threadsafe(entry.pool.terminate)
         self._pools.clear()

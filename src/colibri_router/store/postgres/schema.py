@@ -3,7 +3,8 @@
 Same rules as the SQLite schema: a released migration is never edited, a change is a new migration
 at the end, and a database newer than this code is refused rather than written in a shape this code
 does not know. The tables live in the first schema of the connection's ``search_path`` (``public``
-unless the URL says ``?search_path=...``), so a team can give colibri-router a schema of its own.
+unless the URL says ``?options=-csearch_path%3D...``), so a team can give colibri-router a schema of
+its own.
 
 Times are ``timestamptz`` (the store's clock, never the server's ``now()``, decides what expired);
 money and token counts are ``bigint`` (micro-dollars, exact).
