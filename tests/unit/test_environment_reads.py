@@ -1,5 +1,5 @@
-"""Reading many variables in one pass (settings, redaction): the same answers as one lookup per
-variable, and nothing kept between calls."""
+"""Reading many variables at once (settings, redaction): the same answers as one lookup per
+variable, whatever stands in for os.environ, and nothing kept between calls."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ from colibri_router.redaction import REDACTED, redact
 from colibri_router.settings import load_settings
 
 NAMES = [f"COLIBRI_TEST_VARIABLE_{index}" for index in range(6)]
+# Any text an environment value can hold (no NUL, no lone surrogate), non-ASCII included.
+VALUES = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
 
 
-@given(st.dictionaries(st.sampled_from(NAMES), st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126))))
+@given(st.dictionaries(st.sampled_from(NAMES), VALUES))
 def test_values_of_matches_one_lookup_per_name(assigned: dict[str, str]) -> None:
     with pytest.MonkeyPatch.context() as patch:
         for name in NAMES:
@@ -27,6 +29,14 @@ def test_values_of_matches_one_lookup_per_name(assigned: dict[str, str]) -> None
         found = values_of(frozenset(NAMES))
 
         assert found == {name: os.environ[name] for name in NAMES if name in os.environ}
+
+
+@given(st.dictionaries(st.sampled_from(NAMES), VALUES))
+def test_a_plain_mapping_standing_in_for_os_environ_is_read_too(assigned: dict[str, str]) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "environ", {"PATH": "/bin", **assigned})
+
+        assert values_of(frozenset(NAMES)) == assigned
 
 
 def test_settings_follow_a_variable_set_then_unset(monkeypatch: pytest.MonkeyPatch) -> None:
