@@ -47,7 +47,10 @@ async def exchange(
     payload = _JSON.encode(body).encode()
     request_headers = {**headers, "content-type": "application/json", "accept": f"{_SSE}, application/x-ndjson"}
     try:
-        async with client.stream("POST", url, headers=request_headers, content=payload) as response:
+        # What client.stream() does, without the generator-based context manager around it.
+        request = client.build_request("POST", url, headers=request_headers, content=payload)
+        response = await client.send(request, stream=True)
+        try:
             if not response.is_success:
                 await response.aread()
                 raise http_error(response, codec)
@@ -61,6 +64,8 @@ async def exchange(
                 # A streamed answer under a wrong content type is still a stream, not "not JSON".
                 return await _assemble(_sse_from_bytes(raw), response, codec, progress)
             return json_object(raw, codec, response.status_code)
+        finally:
+            await response.aclose()
     except httpx.TransportError as exc:
         raise _network_error(codec, url, exc) from exc
 
