@@ -8,10 +8,12 @@ stderr output (structlog's own default would print to stdout) through :func:`get
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import logging
 import operator
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any, TextIO
 
 import structlog
@@ -44,7 +46,18 @@ def _processors(stream: TextIO, *, foreign: bool) -> list[Any]:
 def _renderer(stream: TextIO) -> Any:
     if stream.isatty():
         return structlog.dev.ConsoleRenderer()
-    return structlog.processors.JSONRenderer()
+    return structlog.processors.JSONRenderer(serializer=_dumps)
+
+
+def _dumps(event_dict: Any, *, default: Callable[[Any], Any]) -> str:
+    """``json.dumps(event_dict, default=default)`` from an encoder built once: json.dumps with an
+    option builds a new encoder for every line, and the adapters write one line per call."""
+    return _line_encoder(default).encode(event_dict)
+
+
+@functools.cache
+def _line_encoder(default: Callable[[Any], Any]) -> json.JSONEncoder:
+    return json.JSONEncoder(default=default)
 
 
 class _SafeWriteLogger(structlog.WriteLogger):
