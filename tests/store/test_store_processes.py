@@ -1,7 +1,9 @@
 """Several processes sharing one database, as one MCP host window per server process does with a
 SQLite file and as a team server's replicas do with PostgreSQL: no errors, no lost rows, budgets
 admitted as if one at a time, thread turns never interleaved, and a lease left by a process that
-died lapses."""
+died lapses. The race of budgets and turns runs on both backends; creating the file together and
+a dead holder's lease are SQLite's own here (PostgreSQL's replicas creating the schema together are
+in test_store_postgres, and a lease lapses there by the same SQL rule whoever held it)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import anyio
 import store_worker
-from store_support import DatabasePeek, open_test_store
+from store_support import open_test_store, peek_into
 
 WORKERS = 4
 WORKER_SCRIPT = Path(store_worker.__file__)
@@ -56,28 +58,30 @@ def _race(database: Path | str, thread_id: str, signals: Path) -> list[int]:
     return [json.loads(out)["admitted"] for out, _ in outputs]
 
 
-def test_processes_creating_and_writing_one_database_lose_nothing(database: Path | str, tmp_path: Path) -> None:
-    """The workers create the database (file or schema) together, then race for one budget and
-    write ledger rows."""
+async def _check_the_ledger(database: Path | str, admitted: list[int]) -> None:
+    store = open_test_store(database, thread_ttl_days=30)
+    total = (await store.usage_report(None)).total
+    await store.aclose()
+    assert total.calls == WORKERS * store_worker.ATTEMPTS  # no lost row
+    assert total.errors == total.calls - sum(admitted)
+    # Each admission is settled at exactly its estimate, so the committed spend moves only by
+    # admissions: exactly ceil(limit / estimate) of them can pass, whoever wins the races.
+    limit = store_worker.LIMITS.daily_micro_usd
+    assert limit is not None
+    assert sum(admitted) == limit // store_worker.ESTIMATE_MICRO
+    assert total.cost_micro_usd == limit
+
+
+def test_processes_creating_and_writing_one_file_lose_nothing(tmp_path: Path) -> None:
+    """The workers create the file together, then race for one budget and write ledger rows."""
+    database = tmp_path / "colibri.db"
     admitted = _race(database, "-", tmp_path)
-
-    async def check() -> None:
-        store = open_test_store(database, thread_ttl_days=30)
-        total = (await store.usage_report(None)).total
-        assert total.calls == WORKERS * store_worker.ATTEMPTS  # no lost row
-        assert total.errors == total.calls - sum(admitted)
-        # Each admission is settled at exactly its estimate, so the committed spend moves only by
-        # admissions: exactly ceil(limit / estimate) of them can pass, whoever wins the races.
-        limit = store_worker.LIMITS.daily_micro_usd
-        assert limit is not None
-        assert sum(admitted) == limit // store_worker.ESTIMATE_MICRO
-        assert total.cost_micro_usd == limit
-        await store.aclose()
-
-    anyio.run(check)
+    anyio.run(_check_the_ledger, database, admitted)
 
 
-def test_processes_continuing_one_thread_never_interleave(database: Path | str, tmp_path: Path) -> None:
+def test_processes_sharing_one_budget_and_one_thread_admit_exactly_and_never_interleave(
+    database: Path | str, tmp_path: Path
+) -> None:
     async def create() -> str:
         store = open_test_store(database, thread_ttl_days=30)
         thread_id = await store.create_thread(store_worker.THREAD_PRINCIPAL, "kimi", "kimi-k2")
@@ -85,7 +89,8 @@ def test_processes_continuing_one_thread_never_interleave(database: Path | str, 
         return thread_id
 
     thread_id = anyio.run(create)
-    _race(database, thread_id, tmp_path)
+    admitted = _race(database, thread_id, tmp_path)
+    anyio.run(_check_the_ledger, database, admitted)
 
     async def check() -> None:
         store = open_test_store(database, thread_ttl_days=30)
@@ -104,7 +109,8 @@ def test_processes_continuing_one_thread_never_interleave(database: Path | str, 
     anyio.run(check)
 
 
-async def test_a_lease_left_by_a_dead_process_lapses(database: Path | str, peek: DatabasePeek, tmp_path: Path) -> None:
+async def test_a_lease_left_by_a_dead_process_lapses(tmp_path: Path) -> None:
+    database = tmp_path / "colibri.db"
     store = open_test_store(database, thread_ttl_days=30)
     thread_id = await store.create_thread(store_worker.THREAD_PRINCIPAL, "kimi", "kimi-k2")
     ready = tmp_path / "holding"
@@ -113,7 +119,8 @@ async def test_a_lease_left_by_a_dead_process_lapses(database: Path | str, peek:
     )
     assert holder.returncode == 0, holder.stderr
     assert ready.exists()
-    assert await peek.lease_expiry(thread_id) is not None  # it died holding the lease (half a second long)
+    # It died holding the lease (half a second long).
+    assert await peek_into(database).lease_expiry(thread_id) is not None
     async with store.claim_thread(thread_id, store_worker.THREAD_PRINCIPAL, wait_s=30):
         pass
     await store.aclose()

@@ -175,7 +175,8 @@ class Store(Protocol):
         ...
 
     async def aclose(self) -> None:
-        """Release the connection; the store must not be used afterwards."""
+        """Release the connection (PostgreSQL: this event loop's pool); the store must not be used
+        afterwards."""
         ...
 
 
