@@ -36,8 +36,8 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 from collections.abc import Awaitable, Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -79,6 +79,7 @@ class PostgresCluster:
         self.port = 0
         self._system_user = system_user
         self._numbers = itertools.count(1)
+        self._admin: _AdminSession | None = None
 
     @property
     def data(self) -> Path:
@@ -129,23 +130,16 @@ class PostgresCluster:
         self.execute(f"CREATE ROLE {PASSWORD_LOGIN_ROLE} NOLOGIN", f"CREATE DATABASE {SESSION_DATABASE}")
 
     def stop(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
         if (self.data / "postmaster.pid").exists():
             self._pg_ctl("stop", "--mode", "immediate", "--wait")
         shutil.rmtree(self.directory, ignore_errors=True)
 
     def _as_superuser(self, work: Callable[[asyncpg.Connection[asyncpg.Record]], Awaitable[T]], database: str) -> T:
-        """``work`` on a connection of its own, in an event loop of its own on a thread of its own:
-        the caller may be a test whose loop is running."""
-
-        async def run() -> T:
-            connection = await asyncpg.connect(self.url(database))
-            try:
-                return await work(connection)
-            finally:
-                await connection.close()
-
-        with ThreadPoolExecutor(1) as worker:
-            return worker.submit(asyncio.run, run()).result()
+        if self._admin is None:
+            self._admin = _AdminSession(self.url)
+        return self._admin.run(work, database)
 
     def _pg_ctl(self, action: str, *options: str | Path) -> subprocess.CompletedProcess[str]:
         return self._run([self.bindir / "pg_ctl", action, "--pgdata", self.data, *options], check=False)
@@ -158,6 +152,38 @@ class PostgresCluster:
         if check and result.returncode != 0:
             raise RuntimeError(f"{Path(command[0]).name} failed ({result.returncode}):\n{result.stderr}")
         return result
+
+
+class _AdminSession:
+    """Superuser connections (one per database, kept open) on an event loop of its own, running on
+    a thread of its own: a test may call in from anywhere, its own event loop running or not, and
+    each call costs one round trip rather than a connection."""
+
+    def __init__(self, url: Callable[[str], str]) -> None:
+        self._url = url
+        self._connections: dict[str, asyncpg.Connection[asyncpg.Record]] = {}
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="postgres-admin", daemon=True)
+        self._thread.start()
+
+    def run(self, work: Callable[[asyncpg.Connection[asyncpg.Record]], Awaitable[T]], database: str) -> T:
+        return asyncio.run_coroutine_threadsafe(self._run(work, database), self._loop).result()
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._close_connections(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    async def _run(self, work: Callable[[asyncpg.Connection[asyncpg.Record]], Awaitable[T]], database: str) -> T:
+        connection = self._connections.get(database)
+        if connection is None or connection.is_closed():
+            connection = self._connections[database] = await asyncpg.connect(self._url(database))
+        return await work(connection)
+
+    async def _close_connections(self) -> None:
+        for connection in self._connections.values():
+            await connection.close()
 
 
 def find_postgres_bindir() -> Path | None:
