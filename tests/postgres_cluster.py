@@ -130,11 +130,13 @@ class PostgresCluster:
         self.execute(f"CREATE ROLE {PASSWORD_LOGIN_ROLE} NOLOGIN", f"CREATE DATABASE {SESSION_DATABASE}")
 
     def stop(self) -> None:
-        if self._admin is not None:
-            self._admin.close()
-        if (self.data / "postmaster.pid").exists():
-            self._pg_ctl("stop", "--mode", "immediate", "--wait")
-        shutil.rmtree(self.directory, ignore_errors=True)
+        try:
+            if self._admin is not None:
+                self._admin.close()
+        finally:
+            if (self.data / "postmaster.pid").exists():
+                self._pg_ctl("stop", "--mode", "immediate", "--wait")
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     def _as_superuser(self, work: Callable[[asyncpg.Connection[asyncpg.Record]], Awaitable[T]], database: str) -> T:
         if self._admin is None:
@@ -170,7 +172,8 @@ class _AdminSession:
         return asyncio.run_coroutine_threadsafe(self._run(work, database), self._loop).result()
 
     def close(self) -> None:
-        asyncio.run_coroutine_threadsafe(self._close_connections(), self._loop).result()
+        """Drop the connections (the server is about to stop: no goodbye needed) and the thread."""
+        asyncio.run_coroutine_threadsafe(self._drop_connections(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
@@ -181,9 +184,10 @@ class _AdminSession:
             connection = self._connections[database] = await asyncpg.connect(self._url(database))
         return await work(connection)
 
-    async def _close_connections(self) -> None:
+    async def _drop_connections(self) -> None:
         for connection in self._connections.values():
-            await connection.close()
+            connection.terminate()
+        await asyncio.sleep(0)  # their sockets close on the loop's next turn
 
 
 def find_postgres_bindir() -> Path | None:
