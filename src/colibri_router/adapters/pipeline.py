@@ -23,6 +23,7 @@ from colibri_router.conversation import (
     tool_specs,
     user_prompt,
 )
+from colibri_router.deadlines import within
 from colibri_router.errors import ColibriError, InvalidRequestError, MalformedResponse
 from colibri_router.logs import get_logger
 from colibri_router.progress import CallProgress
@@ -71,9 +72,7 @@ async def run_completion(
     url, headers = codec.endpoint(connection.base_url, connection.api_key, request.model)
 
     try:
-        # A cancel scope with the call's deadline (what anyio.fail_after builds, without its extra
-        # clock read and exception translation on every call).
-        with anyio.CancelScope(deadline=anyio.current_time() + max(deadline.remaining(), 0.0)) as scope:
+        with within(deadline.remaining()) as scope:
             http = client if client is not None else await shared_client()
             body = await with_retries(
                 # Each attempt is the exchange's own coroutine: no wrapping coroutine per call.
