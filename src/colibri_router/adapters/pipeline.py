@@ -31,7 +31,7 @@ from colibri_router.providers import Connection, ProviderSpec, connect
 from colibri_router.retry import Deadline, RetryPolicy, Sleep, with_retries
 from colibri_router.settings import load_settings
 from colibri_router.transport import exchange
-from colibri_router.wires import WireCodec, codec_for_call
+from colibri_router.wires import Dialect, WireCodec, codec_for_call
 
 DEFAULT_MAX_TOKENS = 1024
 
@@ -67,7 +67,7 @@ async def run_completion(
     retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, shared safely
 ) -> Completion:
     dialect = codec.dialect
-    request, clamp_warnings = _clamp_temperature(request, dialect.max_temperature, dialect.label)
+    request, clamp_warnings = _clamp_temperature(request, dialect)
     encoded = codec.encode(request)
     url, headers = codec.endpoint(connection.base_url, connection.api_key, request.model)
 
@@ -105,14 +105,15 @@ async def run_completion(
     return Completion(request=request, turn=turn, latency_ms=latency_ms, ttft_ms=progress.ttft_ms)
 
 
-def _clamp_temperature(
-    request: CompletionRequest, maximum: float, label: str
-) -> tuple[CompletionRequest, tuple[str, ...]]:
+def _clamp_temperature(request: CompletionRequest, dialect: Dialect) -> tuple[CompletionRequest, tuple[str, ...]]:
     temperature = request.temperature
-    if temperature is None or 0.0 <= temperature <= maximum:
+    if temperature is None:
+        return request, ()
+    maximum = dialect.max_temperature
+    if 0.0 <= temperature <= maximum:
         return request, ()
     clamped = min(max(temperature, 0.0), maximum)
-    warning = f"temperature {temperature:g} clamped to {clamped:g} ({label} accepts 0-{maximum:g})"
+    warning = f"temperature {temperature:g} clamped to {clamped:g} ({dialect.label} accepts 0-{maximum:g})"
     return replace(request, temperature=clamped), (warning,)
 
 
