@@ -1,6 +1,11 @@
-"""Providers as data: the registry of entries (wire and host), their host quirks, and model profiles."""
+"""Providers as data: the registry of entries (wire and host), their host quirks, and model profiles.
 
-from colibri_router.providers.profiles import ModelProfile, is_kimi_model, profile_for
+The model profiles are imported on first use: the server needs the registry at start-up, the
+profiles only once a call is made.
+"""
+
+from typing import TYPE_CHECKING, Any
+
 from colibri_router.providers.registry import (
     BUILTIN,
     Choice,
@@ -33,3 +38,16 @@ __all__ = [
     "provider_names",
     "usable_providers",
 ]
+
+if TYPE_CHECKING:
+    from colibri_router.providers.profiles import ModelProfile, is_kimi_model, profile_for
+
+_PROFILE_NAMES = frozenset({"ModelProfile", "is_kimi_model", "profile_for"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PROFILE_NAMES:
+        from colibri_router.providers import profiles
+
+        return getattr(profiles, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

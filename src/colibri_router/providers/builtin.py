@@ -7,7 +7,7 @@ built-in name patterns (``claims``) are tried when a call names a model but no p
 from __future__ import annotations
 
 from colibri_router.providers import phrases
-from colibri_router.providers.profiles import KIMI_SEGMENT
+from colibri_router.providers.model_names import KIMI_SEGMENT
 from colibri_router.providers.spec import HostQuirks, ProviderSpec
 
 KIMI_NAMES = rf"(?:.*/)?~?{KIMI_SEGMENT}.*"  # a Kimi model wherever it is served, by its last segment

@@ -12,13 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from colibri_router.providers.model_names import KIMI_SEGMENT
 from colibri_router.providers.spec import MaxTokensField
 
 IdRule: TypeAlias = Literal["k2", "mistral9"]
 
-# Kimi names (PROVIDER-FACTS.md §7.8): `kimi-k2-instruct`, `Kimi-K2-Thinking`, `kimi-k2p5`, `kimi-k2.6`,
-# plus Moonshot's aliases and today's bare `K2-Thinking`.
-KIMI_SEGMENT = r"(?:moonshot(?:ai)?\.)?(?:kimi[-_.]?k\d|kimi-latest|kimi-thinking-preview|k2[-_.]thinking)"
 _KIMI = re.compile(KIMI_SEGMENT, re.I)
 # K2.5 and later reason and must get their reasoning back on tool-call turns: k2.5/k2p5/k2-5 … k3.
 _KIMI_REASONING_VERSION = re.compile(r"k(?:2[-_.p]?[5-9](?![0-9])|[3-9](?![0-9]))", re.I)
