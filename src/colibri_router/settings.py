@@ -73,9 +73,7 @@ def comma_list(value: str | None) -> list[str]:
 
 _ENV_FILE_VARIABLE = "COLIBRI_ENV_FILE"
 # What load_settings reads: every setting's variable, and the env file's.
-_VARIABLES = frozenset(
-    {*(str(field.validation_alias) for field in Settings.model_fields.values()), _ENV_FILE_VARIABLE}
-)
+_VARIABLES = frozenset({*(str(field.validation_alias) for field in Settings.model_fields.values()), _ENV_FILE_VARIABLE})
 
 
 def load_settings() -> Settings:
