@@ -7,9 +7,8 @@ The shell decides who the caller is; the services only use it.
 
 from __future__ import annotations
 
+import getpass
 from dataclasses import dataclass
-
-from colibri_router.store import local_principal
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +20,14 @@ class Caller:
     def visible(self) -> str | None:
         """Whose threads and usage this caller reads: their own, or (None) everyone's."""
         return None if self.admin else self.name
+
+
+def local_principal() -> str:
+    """The principal of a local (stdio) caller: the operating system's user name."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in the environment and no passwd entry (containers)
+        return "local"
 
 
 def local_caller() -> Caller:

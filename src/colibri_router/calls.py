@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 import anyio
 import httpx
 
+from colibri_router.callers import local_principal
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError, ConfigError, CostCapError
 from colibri_router.logs import get_logger
@@ -33,7 +34,6 @@ from colibri_router.store import (
     Reservation,
     Store,
     StoreError,
-    local_principal,
     shared_store,
     usd_to_micro,
 )

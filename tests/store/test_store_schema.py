@@ -12,8 +12,9 @@ import platformdirs
 import pytest
 from store_support import START, FakeClock, ledger_row
 
+from colibri_router.callers import local_principal
 from colibri_router.errors import ConfigError
-from colibri_router.store import BudgetLimits, StoreError, default_state_dir, local_principal, open_store
+from colibri_router.store import BudgetLimits, StoreError, default_state_dir, open_store
 from colibri_router.store.sqlite import SqliteStore
 from colibri_router.store.sqlite.schema import CURRENT_VERSION
 

@@ -43,12 +43,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colibri_router import __version__
+from colibri_router.callers import local_principal
 from colibri_router.errors import ColibriError, ConfigError
 from colibri_router.inflight import call_key
 from colibri_router.logs import configure_logging, get_logger
 from colibri_router.server.tools import IN_FLIGHT, build_server
 from colibri_router.settings import Settings, comma_list, load_settings
-from colibri_router.store import CancelBroadcast, local_principal, shared_store
+from colibri_router.store import CancelBroadcast, shared_store
 from colibri_router.tokens import TokensFile
 
 # Where a parent hands the options to its uvicorn workers (each builds its own app).

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 
-from colibri_router.callers import Caller
+from colibri_router.callers import Caller, local_principal
 from colibri_router.settings import comma_list, load_settings
-from colibri_router.store import local_principal
 
 
 def caller_name() -> str:

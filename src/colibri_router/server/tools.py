@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
@@ -28,7 +28,6 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
 from colibri_router import __version__
-from colibri_router.callers import Caller
 from colibri_router.errors import ColibriError
 from colibri_router.inflight import InFlight, call_key
 from colibri_router.logs import get_logger
@@ -61,6 +60,9 @@ INSTRUCTIONS = (
     "returned tool_calls yourself, append the result's `message` and a user turn of tool_result blocks, "
     "and call again. router_models lists the models that exist."
 )
+
+if TYPE_CHECKING:
+    from colibri_router.callers import Caller
 
 # progress, message, total (None: unknown): what the SDK's progress notification carries.
 Notify = Callable[[float, str, float | None], Awaitable[None]]

@@ -44,7 +44,6 @@ without its password) and the cause.
 
 from __future__ import annotations
 
-import getpass
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -92,7 +91,6 @@ __all__ = [
     "database_location",
     "default_state_dir",
     "format_usd",
-    "local_principal",
     "micro_to_usd",
     "open_store",
     "parse_database_url",
@@ -319,11 +317,3 @@ def _state_dir(settings: Settings) -> Path:
     import platformdirs
 
     return Path(platformdirs.user_state_dir("colibri-router"))
-
-
-def local_principal() -> str:
-    """The principal of a local (stdio) caller: the operating system's user name."""
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no login name in the environment and no passwd entry (containers)
-        return "local"
