@@ -7,7 +7,6 @@ The shell decides who the caller is; the services only use it.
 
 from __future__ import annotations
 
-import getpass
 from dataclasses import dataclass
 
 
@@ -24,6 +23,8 @@ class Caller:
 
 def local_principal() -> str:
     """The principal of a local (stdio) caller: the operating system's user name."""
+    import getpass  # it imports termios: not at start-up, where every millisecond counts
+
     try:
         return getpass.getuser()
     except (KeyError, OSError):  # no login name in the environment and no passwd entry (containers)
