@@ -3,7 +3,7 @@ answers outside a thread's own messages. Times are timezone-aware UTC datetimes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
@@ -101,6 +101,15 @@ class LedgerRow:
     @property
     def is_error(self) -> bool:
         return self.outcome != OK_OUTCOME
+
+    def values(self) -> tuple[Any, ...]:
+        """The row's values after ``at``, in the order of :data:`LEDGER_COLUMNS`."""
+        return tuple(getattr(self, column) for column in LEDGER_COLUMNS)
+
+
+# The ledger table's columns after its time column (whose name and type each backend chooses): the
+# fields of LedgerRow, in order, so that a new field is a new column in both backends' INSERT.
+LEDGER_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(LedgerRow))[1:]
 
 
 @dataclass(frozen=True, slots=True)

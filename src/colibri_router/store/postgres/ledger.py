@@ -6,7 +6,7 @@ from datetime import datetime
 
 from colibri_router.store.postgres.connection import Connection
 from colibri_router.store.postgres.filters import where
-from colibri_router.store.records import GroupBy, LedgerRow, UsageTotals
+from colibri_router.store.records import LEDGER_COLUMNS, GroupBy, LedgerRow, UsageTotals
 
 _GROUP_KEYS: dict[GroupBy | None, str] = {
     None: "NULL::text",
@@ -16,26 +16,14 @@ _GROUP_KEYS: dict[GroupBy | None, str] = {
 }
 
 
+_INSERT = (
+    f"INSERT INTO ledger (at, {', '.join(LEDGER_COLUMNS)})"
+    f" VALUES ({', '.join(f'${n}' for n in range(1, len(LEDGER_COLUMNS) + 2))})"
+)
+
+
 async def insert(connection: Connection, row: LedgerRow) -> None:
-    await connection.execute(
-        "INSERT INTO ledger (at, principal, thread_id, provider, model, input_tokens, output_tokens,"
-        " cached_tokens, cache_write_tokens, reasoning_tokens, cost_micro_usd, latency_ms, outcome, kind)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-        row.at,
-        row.principal,
-        row.thread_id,
-        row.provider,
-        row.model,
-        row.input_tokens,
-        row.output_tokens,
-        row.cached_tokens,
-        row.cache_write_tokens,
-        row.reasoning_tokens,
-        row.cost_micro_usd,
-        row.latency_ms,
-        row.outcome,
-        row.kind,
-    )
+    await connection.execute(_INSERT, row.at, *row.values())
 
 
 async def totals(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from colibri_router.store.records import GroupBy, LedgerRow, UsageTotals
+from colibri_router.store.records import LEDGER_COLUMNS, GroupBy, LedgerRow, UsageTotals
 from colibri_router.store.sqlite.filters import where
 from colibri_router.store.sqlite.timestamps import to_ms
 
@@ -16,28 +16,13 @@ _GROUP_KEYS: dict[GroupBy | None, str] = {
 }
 
 
+_INSERT = (
+    f"INSERT INTO ledger (at_ms, {', '.join(LEDGER_COLUMNS)}) VALUES ({', '.join('?' * (len(LEDGER_COLUMNS) + 1))})"
+)
+
+
 def insert(connection: sqlite3.Connection, row: LedgerRow) -> None:
-    connection.execute(
-        "INSERT INTO ledger (at_ms, principal, thread_id, provider, model, input_tokens, output_tokens,"
-        " cached_tokens, cache_write_tokens, reasoning_tokens, cost_micro_usd, latency_ms, outcome, kind)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            to_ms(row.at),
-            row.principal,
-            row.thread_id,
-            row.provider,
-            row.model,
-            row.input_tokens,
-            row.output_tokens,
-            row.cached_tokens,
-            row.cache_write_tokens,
-            row.reasoning_tokens,
-            row.cost_micro_usd,
-            row.latency_ms,
-            row.outcome,
-            row.kind,
-        ),
-    )
+    connection.execute(_INSERT, (to_ms(row.at), *row.values()))
 
 
 def totals(
