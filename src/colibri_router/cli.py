@@ -92,7 +92,7 @@ def _serve_http(args: argparse.Namespace) -> int:
             f"MCP over HTTP at {options.url} ({auth}; Ctrl-C to quit)",
             f"serving MCP over HTTP at {options.url}",
         )
-        serve_http(options)
+        serve_http(options, decided)
     except ConfigError as error:
         sys.stderr.write(f"colibri-router serve: {error.message}\n")
         return 2

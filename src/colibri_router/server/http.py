@@ -31,7 +31,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
@@ -43,10 +42,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colibri_router import __version__
-from colibri_router.callers import local_principal
 from colibri_router.errors import ColibriError, ConfigError
 from colibri_router.inflight import call_key
 from colibri_router.logs import configure_logging, get_logger
+from colibri_router.server.identity import caller_name
 from colibri_router.server.tools import IN_FLIGHT, build_server
 from colibri_router.settings import Settings, comma_list, load_settings
 from colibri_router.store import CancelBroadcast, shared_store
@@ -172,7 +171,7 @@ class CancelRouting:
             await self.app(scope, receive, send)
             return
         body, replay = await _read_body(receive)
-        key = _cancelled_key(body, scope)
+        key = _cancelled_key(body)
         status = 0
 
         async def watch(message: Message) -> None:
@@ -204,7 +203,9 @@ async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
     return messages[0]["body"], replay
 
 
-def _cancelled_key(body: bytes, scope: Scope) -> str | None:
+def _cancelled_key(body: bytes) -> str | None:
+    """The call a ``notifications/cancelled`` names, keyed by the caller the SDK's auth middleware
+    (outside this one) identified; None for any other body."""
     try:
         message = json.loads(body)
     except ValueError:
@@ -215,9 +216,7 @@ def _cancelled_key(body: bytes, scope: Scope) -> str | None:
     request_id = params.get("requestId") if isinstance(params, dict) else None
     if not isinstance(request_id, int | str) or isinstance(request_id, bool):
         return None
-    user = scope.get("user")
-    name = user.access_token.client_id if isinstance(user, AuthenticatedUser) else local_principal()
-    return call_key(name, request_id)
+    return call_key(caller_name(), request_id)
 
 
 async def route_cancel(key: str) -> None:
@@ -248,9 +247,8 @@ async def _health(_request: Request) -> Response:
     return JSONResponse({"status": "ok", "version": __version__})
 
 
-def build_app(options: HttpOptions, settings: Settings | None = None) -> Starlette:
-    """The ASGI app of ``serve --http`` (raises :class:`ConfigError` when it must not run)."""
-    decided = plan(options, settings or load_settings())
+def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
+    """The ASGI app of ``serve --http``, as :func:`plan` decided it."""
     auth: dict[str, Any] = {}
     if decided.tokens is not None:
         auth = {
@@ -281,12 +279,14 @@ def build_app(options: HttpOptions, settings: Settings | None = None) -> Starlet
 def app_from_environment() -> Starlette:
     """The app factory each uvicorn worker calls, with the options its parent left in the environment."""
     options = HttpOptions(**json.loads(os.environ[OPTIONS_VARIABLE]))
-    configure_logging(load_settings().log_level)
-    return build_app(options)
+    settings = load_settings()
+    configure_logging(settings.log_level)
+    return build_app(options, plan(options, settings))
 
 
-def serve_http(options: HttpOptions) -> None:
-    """Run uvicorn until interrupted; its logs go through ours (stderr)."""
+def serve_http(options: HttpOptions, decided: HttpPlan) -> None:
+    """Run uvicorn until interrupted (``decided`` by :func:`plan`); its logs go through ours (stderr).
+    With several workers, each plans again from the same environment and builds its own app."""
     import uvicorn
 
     common: dict[str, Any] = {
@@ -298,8 +298,7 @@ def serve_http(options: HttpOptions) -> None:
         "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
     }
     if options.workers == 1:
-        uvicorn.run(build_app(options), **common)
+        uvicorn.run(build_app(options, decided), **common)
         return
-    plan(options, load_settings())  # refuse here, once, rather than in every worker
     os.environ[OPTIONS_VARIABLE] = json.dumps(asdict(options))
     uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=options.workers, **common)
