@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import httpx2
@@ -16,6 +17,24 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from colibri_router.tokens import add_token
+
+# What a Streamable HTTP client sends with every POST (raw requests, outside the official client).
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def tools_call(request_id: int, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A raw JSON-RPC ``tools/call`` of router_call."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "router_call", "arguments": arguments},
+    }
+
+
+def cancellation(request_id: int) -> dict[str, Any]:
+    """A raw ``notifications/cancelled`` for ``request_id``."""
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
 
 
 def free_port() -> int:

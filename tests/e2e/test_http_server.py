@@ -14,14 +14,20 @@ import httpx
 import pytest
 from fake_upstream import FakeUpstream, kimi_text, kimi_tool_calls
 from harness import SERVER_COMMAND, add_turn
-from http_harness import free_port, http_server, http_session, tokens_for
+from http_harness import (
+    MCP_HEADERS,
+    cancellation,
+    free_port,
+    http_server,
+    http_session,
+    tokens_for,
+    tools_call,
+)
 from mcp.shared.exceptions import MCPError
 
 from colibri_router import __version__
 
 pytestmark = pytest.mark.e2e
-
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @pytest.fixture
@@ -29,15 +35,6 @@ def tokens_file(tmp_path: Path, server_env: dict[str, str]) -> Path:
     path = tmp_path / "tokens"
     server_env["COLIBRI_HTTP_TOKENS_FILE"] = str(path)
     return path
-
-
-def _call(request_id: int, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": {"name": "router_call", "arguments": arguments},
-    }
 
 
 def test_healthz_answers_without_a_token(server_env: dict[str, str], server_log: Path, tokens_file: Path) -> None:
@@ -101,10 +98,9 @@ async def test_a_missing_or_wrong_token_gets_401_and_reaches_no_tool(
     tokens_for(tokens_file, "alice")
     with http_server(server_env, server_log) as url:
         async with httpx.AsyncClient() as client:
-            missing = await client.post(url, json=_call(1, {"prompt": "hi"}), headers=MCP_HEADERS)
-            wrong = await client.post(
-                url, json=_call(1, {"prompt": "hi"}), headers={**MCP_HEADERS, "Authorization": "Bearer not-a-token"}
-            )
+            missing = await client.post(url, json=tools_call(1, {"prompt": "hi"}), headers=MCP_HEADERS)
+            wrong_token = {**MCP_HEADERS, "Authorization": "Bearer not-a-token"}
+            wrong = await client.post(url, json=tools_call(1, {"prompt": "hi"}), headers=wrong_token)
         with pytest.raises(ExceptionGroup) as refused:  # the official client cannot even initialize
             async with http_session(url, "not-a-token"):
                 pass
@@ -151,16 +147,17 @@ def _error_text(result: Any) -> str:
     return str(result.content[0].text)
 
 
-async def test_a_cancellation_posted_on_its_own_request_closes_the_upstream_call(
+async def test_a_cancellation_posted_on_its_own_request_closes_the_upstreamtools_call(
     fake_upstream: FakeUpstream, server_env: dict[str, str], server_log: Path, tokens_file: Path
 ) -> None:
     tokens = tokens_for(tokens_file, "alice", "bob")
     fake_upstream.kimi.enqueue(kimi_text("too late", hold_open_s=30))
     auth = {name: {**MCP_HEADERS, "Authorization": f"Bearer {token}"} for name, token in tokens.items()}
-    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+    cancel = cancellation(7)
     with http_server(server_env, server_log) as url:
         async with httpx.AsyncClient(timeout=30) as client:
-            async with client.stream("POST", url, json=_call(7, {"prompt": "long"}), headers=auth["alice"]) as call:
+            long_call = tools_call(7, {"prompt": "long"})
+            async with client.stream("POST", url, json=long_call, headers=auth["alice"]) as call:
                 assert call.status_code == 200
                 await _wait_for(lambda: len(fake_upstream.kimi.requests) == 1)
                 # bob's request 7 is another call: his cancellation must not touch alice's.
@@ -170,24 +167,24 @@ async def test_a_cancellation_posted_on_its_own_request_closes_the_upstream_call
                 cancelled_at = time.monotonic()
                 disconnect = await anyio.to_thread.run_sync(fake_upstream.wait_disconnect, 5.0)
                 answer = (await call.aread()).decode()
-            after = await client.post(url, json=_call(8, {"prompt": "next"}), headers=auth["alice"])
+            after = await client.post(url, json=tools_call(8, {"prompt": "next"}), headers=auth["alice"])
     assert disconnect is not None, "the upstream never saw the connection drop"
     assert disconnect.at - cancelled_at < 1.0
     assert '"code":-32800' in answer.replace(" ", "")  # answered like the SDK answers a cancelled request
     assert "echo: next" in after.text
 
 
-async def test_closing_the_response_stream_cancels_the_call(
+async def test_closing_the_response_stream_cancels_thetools_call(
     fake_upstream: FakeUpstream, server_env: dict[str, str], server_log: Path
 ) -> None:
     fake_upstream.kimi.enqueue(kimi_text("too late", hold_open_s=30))
     with http_server(server_env, server_log) as url:
         async with httpx.AsyncClient(timeout=30) as client:
-            async with client.stream("POST", url, json=_call(1, {"prompt": "long"}), headers=MCP_HEADERS):
+            async with client.stream("POST", url, json=tools_call(1, {"prompt": "long"}), headers=MCP_HEADERS):
                 await _wait_for(lambda: len(fake_upstream.kimi.requests) == 1)
             closed_at = time.monotonic()
             disconnect = await anyio.to_thread.run_sync(fake_upstream.wait_disconnect, 5.0)
-            after = await client.post(url, json=_call(2, {"prompt": "next"}), headers=MCP_HEADERS)
+            after = await client.post(url, json=tools_call(2, {"prompt": "next"}), headers=MCP_HEADERS)
     assert disconnect is not None, "the upstream never saw the connection drop"
     assert disconnect.at - closed_at < 1.0
     assert "echo: next" in after.text

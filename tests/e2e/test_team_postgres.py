@@ -13,7 +13,7 @@ import anyio
 import httpx
 import pytest
 from fake_upstream import FakeUpstream, kimi_text
-from http_harness import http_server, http_session, tokens_for
+from http_harness import MCP_HEADERS, cancellation, http_server, http_session, tokens_for, tools_call
 
 from colibri_router.calls import estimated_input_tokens
 from colibri_router.pricing import worst_case_cost
@@ -117,18 +117,8 @@ async def test_a_cancellation_sent_to_the_other_replica_stops_the_call(
 ) -> None:
     token = tokens_for(Path(team_env["COLIBRI_HTTP_TOKENS_FILE"]), "alice")["alice"]
     fake_upstream.kimi.enqueue(kimi_text("too late", hold_open_s=30))
-    headers = {
-        "Accept": "application/json, text/event-stream",
-        "Content-Type": "application/json",
-        "Authorization": f"Bearer {token}",
-    }
-    call = {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": "tools/call",
-        "params": {"name": "router_call", "arguments": {"prompt": "long"}},
-    }
-    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+    call, cancel = tools_call(7, {"prompt": "long"}), cancellation(7)
     with (
         http_server(team_env, tmp_path / "a.log") as first,
         http_server(team_env, tmp_path / "b.log") as second,
