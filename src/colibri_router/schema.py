@@ -6,7 +6,6 @@ the shape MCP hosts already speak.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
@@ -289,11 +288,3 @@ class RouterCallResult(BaseModel):
 
     def set_repairs(self, repairs: tuple[str, ...]) -> None:
         self._repairs = tuple(dict.fromkeys(repairs))
-
-
-def with_provider_names(schema: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
-    """``schema`` (router_call's input schema) with ``provider`` limited to ``names``, so the host's
-    model cannot invent one. The names are the registry's when the server starts."""
-    provider = schema["properties"]["provider"]
-    provider["anyOf"] = [{"type": "string", "enum": list(names)}, {"type": "null"}]
-    return schema

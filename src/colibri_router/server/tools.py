@@ -25,25 +25,15 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from colibri_router import __version__
 from colibri_router.errors import ColibriError
 from colibri_router.inflight import InFlight, call_key
 from colibri_router.logs import get_logger
-from colibri_router.outcomes import error_structured, error_text, internal_error
 from colibri_router.providers import provider_names
-from colibri_router.schema import RouterCallInput, RouterCallResult, with_provider_names
-from colibri_router.schema_tools import (
-    RouterModelsInput,
-    RouterModelsResult,
-    RouterRunInput,
-    RouterThreadsInput,
-    RouterThreadsResult,
-    RouterUsageInput,
-    RouterUsageResult,
-)
 from colibri_router.server.identity import caller, caller_name
+from colibri_router.server.schemas import published, with_provider_names
 
 SERVER_NAME = "colibri-router"
 TOOL_NAME = "router_call"
@@ -63,6 +53,8 @@ INSTRUCTIONS = (
 
 if TYPE_CHECKING:
     from colibri_router.callers import Caller
+    from colibri_router.schema import RouterCallInput
+    from colibri_router.schema_tools import RouterModelsInput, RouterRunInput, RouterThreadsInput, RouterUsageInput
 
 # progress, message, total (None: unknown): what the SDK's progress notification carries.
 Notify = Callable[[float, str, float | None], Awaitable[None]]
@@ -73,32 +65,19 @@ REQUEST_CANCELLED = -32800
 IN_FLIGHT = InFlight()
 
 
-class _WholeArguments(ArgModelBase):
-    """The SDK validates a tool's arguments with its model and hands the tool the validated model
-    whole (as ``arguments``), instead of spreading its fields as keyword arguments."""
+class _ArgumentsOnFirstCall(FuncMetadata):
+    """The tool's argument model, imported when a call first needs it: start-up publishes the
+    precomputed schema (:mod:`.schemas`) and builds no model. The SDK reads ``arg_model`` afresh on
+    every call, so setting it once is enough."""
 
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": self}
+    tool: str
 
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        if self.arg_model is ArgModelBase:
+            from colibri_router.server.arguments import ARGUMENTS
 
-class RouterCallArguments(RouterCallInput, _WholeArguments):
-    model_config = ConfigDict(title="router_call arguments")
-
-
-class RouterModelsArguments(RouterModelsInput, _WholeArguments):
-    model_config = ConfigDict(title="router_models arguments")
-
-
-class RouterThreadsArguments(RouterThreadsInput, _WholeArguments):
-    model_config = ConfigDict(title="router_threads arguments")
-
-
-class RouterUsageArguments(RouterUsageInput, _WholeArguments):
-    model_config = ConfigDict(title="router_usage arguments")
-
-
-class RouterRunArguments(RouterRunInput, _WholeArguments):
-    model_config = ConfigDict(title="router_run arguments")
+            self.arg_model = ARGUMENTS[self.tool]
+        return super().validate_arguments(arguments_to_validate)
 
 
 def _notifier(ctx: Context[Any, Any]) -> Notify:
@@ -122,6 +101,8 @@ async def _answer(
             get_logger(__name__).warning(f"{tool} failed", code=error.code, status=error.status, error=error.message)
             return error_result(error)
         except Exception:
+            from colibri_router.outcomes import internal_error
+
             get_logger(__name__).exception(f"{tool} crashed")
             return error_result(internal_error())
     # Only a cancellation routed through IN_FLIGHT gets here: answer it as the SDK answers its own.
@@ -187,11 +168,15 @@ def success_result(result: BaseModel | dict[str, Any]) -> CallToolResult:
 
 def _sparse(result: BaseModel) -> bool:
     """router_threads answers only the fields of its action; every other result has all its fields."""
+    from colibri_router.schema_tools import RouterThreadsResult
+
     return isinstance(result, RouterThreadsResult)
 
 
 def error_result(error: ColibriError) -> CallToolResult:
     """Built by hand: the SDK's ToolError would prefix "Error executing tool" before our code."""
+    from colibri_router.outcomes import error_structured, error_text
+
     structured = error_structured(error)
     return CallToolResult(
         content=[TextContent(type="text", text=error_text(error, structured))],
@@ -206,22 +191,19 @@ def _tool(
     name: str,
     title: str,
     description: str,
-    arguments: type[ArgModelBase],
-    output: type[BaseModel] | None,
     annotations: ToolAnnotations,
-    parameters: dict[str, Any] | None = None,
+    schemas: dict[str, dict[str, Any]],
 ) -> Tool:
+    """``schemas``: every tool's published input and output schema (see :mod:`.schemas`)."""
     return Tool(
         fn=fn,
         name=name,
         title=title,
         description=description,
-        parameters=parameters or arguments.model_json_schema(by_alias=True),
+        parameters=schemas[name]["input"],
         # The output schema without the output model: given the model, the SDK would validate every
         # result we built from that very model a second time (a dict → model round trip per call).
-        fn_metadata=FuncMetadata(
-            arg_model=arguments, output_schema=output.model_json_schema() if output is not None else None
-        ),
+        fn_metadata=_ArgumentsOnFirstCall(tool=name, arg_model=ArgModelBase, output_schema=schemas[name]["output"]),
         is_async=True,
         context_kwarg="ctx",
         annotations=annotations,
@@ -229,38 +211,36 @@ def _tool(
 
 
 def tools() -> list[Tool]:
+    schemas = published()
+    with_provider_names(schemas[TOOL_NAME]["input"], provider_names())
     reads_outside = ToolAnnotations(read_only_hint=True, open_world_hint=True, destructive_hint=False)
     return [
         _tool(
             router_call,
             name=TOOL_NAME,
+            schemas=schemas,
             title="Route to another model",
             description=TOOL_DESCRIPTION,
-            arguments=RouterCallArguments,
-            output=RouterCallResult,
             # It changes nothing on the user's machine and talks to services outside it.
             annotations=ToolAnnotations(
                 read_only_hint=True, open_world_hint=True, destructive_hint=False, idempotent_hint=False
             ),
-            parameters=with_provider_names(RouterCallArguments.model_json_schema(by_alias=True), provider_names()),
         ),
         _tool(
             router_models,
             name="router_models",
+            schemas=schemas,
             title="List providers and models",
             description="List each provider (whether its key is set, its default model) and the model names and "
             "aliases router_call accepts. live: also ask each configured provider's model list.",
-            arguments=RouterModelsArguments,
-            output=RouterModelsResult,
             annotations=reads_outside,
         ),
         _tool(
             router_threads,
             name="router_threads",
+            schemas=schemas,
             title="Stored conversation threads",
             description="List your stored router_call threads (newest first), get one's messages, or delete one.",
-            arguments=RouterThreadsArguments,
-            output=RouterThreadsResult,
             annotations=ToolAnnotations(
                 read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
             ),
@@ -268,21 +248,19 @@ def tools() -> list[Tool]:
         _tool(
             router_usage,
             name="router_usage",
+            schemas=schemas,
             title="What router_call spent",
             description="Totals of your router_call usage (calls, errors, tokens, cost in USD) since "
             "today/7d/30d/all, optionally grouped by provider, model or day.",
-            arguments=RouterUsageArguments,
-            output=RouterUsageResult,
             annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False, destructive_hint=False),
         ),
         _tool(
             router_run,
             name="router_run",
+            schemas=schemas,
             title="Test an agent scenario on models",
             description="Run an agent-testing scenario (scripted user turns, simulated tools, expectations) on "
             "each of its models; report pass rates, cost and where trajectories differ. Spends money.",
-            arguments=RouterRunArguments,
-            output=None,
             annotations=ToolAnnotations(
                 read_only_hint=False, open_world_hint=True, destructive_hint=False, idempotent_hint=False
             ),

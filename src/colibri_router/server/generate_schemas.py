@@ -1,0 +1,44 @@
+"""Writes the tools' published schemas (:mod:`.schemas`) from their models:
+``uv run python -m colibri_router.server.generate_schemas`` after changing a tool's input or result model."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from colibri_router.schema import RouterCallResult
+from colibri_router.schema_tools import RouterModelsResult, RouterThreadsResult, RouterUsageResult
+from colibri_router.server.arguments import ARGUMENTS
+from colibri_router.server.schemas import SCHEMAS_FILE
+
+COMMAND = "uv run python -m colibri_router.server.generate_schemas"
+# Tool name → its result model; router_run answers a report whose shape depends on the scenario.
+OUTPUTS: dict[str, type[BaseModel]] = {
+    "router_call": RouterCallResult,
+    "router_models": RouterModelsResult,
+    "router_threads": RouterThreadsResult,
+    "router_usage": RouterUsageResult,
+}
+
+
+def generate() -> dict[str, dict[str, Any]]:
+    """Every tool's input and output schema, from its argument and result models."""
+    return {
+        tool: {
+            "input": model.model_json_schema(by_alias=True),
+            "output": OUTPUTS[tool].model_json_schema() if tool in OUTPUTS else None,
+        }
+        for tool, model in ARGUMENTS.items()
+    }
+
+
+def render() -> str:
+    """The file's text: one space of indentation keeps it reviewable in a diff and small on disk."""
+    return json.dumps(generate(), indent=1, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    SCHEMAS_FILE.write_text(render(), encoding="utf-8")
+    print(f"wrote {SCHEMAS_FILE}")
