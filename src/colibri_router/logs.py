@@ -13,8 +13,9 @@ import json
 import logging
 import operator
 import sys
+import time
 from collections.abc import Callable, MutableMapping
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import structlog
 
@@ -32,7 +33,10 @@ def _redact_event(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Muta
 
 
 def _processors(stream: TextIO, *, foreign: bool) -> list[Any]:
-    """The chain every line goes through; ``foreign`` lines come from the standard library."""
+    """The chain every line goes through; ``foreign`` lines come from the standard library (their
+    formatter renders them). Off a terminal, our own lines take one step (:func:`_json_line`)."""
+    if not foreign and not stream.isatty():
+        return [_json_line]
     return [
         structlog.stdlib.add_log_level if foreign else structlog.processors.add_log_level,
         *([structlog.stdlib.add_logger_name] if foreign else []),
@@ -46,7 +50,7 @@ def _processors(stream: TextIO, *, foreign: bool) -> list[Any]:
 def _renderer(stream: TextIO) -> Any:
     if stream.isatty():
         return structlog.dev.ConsoleRenderer()
-    return structlog.processors.JSONRenderer(serializer=_dumps)
+    return _JSON_RENDERER
 
 
 def _dumps(event_dict: Any, *, default: Callable[[Any], Any]) -> str:
@@ -58,6 +62,33 @@ def _dumps(event_dict: Any, *, default: Callable[[Any], Any]) -> str:
 @functools.cache
 def _line_encoder(default: Callable[[Any], Any]) -> json.JSONEncoder:
     return json.JSONEncoder(default=default)
+
+
+_JSON_RENDERER = structlog.processors.JSONRenderer(serializer=_dumps)
+
+
+def _json_line(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> str:
+    """One JSON line: what the console chain's steps do (level, UTC timestamp, a formatted
+    exception, redaction, rendering) in one step. The adapters write a line per call, and each step
+    of a chain is a call through structlog; taken together here they cost a third less."""
+    event_dict = structlog.processors.add_log_level(logger, method_name, event_dict)
+    event_dict["timestamp"] = _utc_timestamp()
+    if "exc_info" in event_dict:
+        event_dict = structlog.processors.format_exc_info(logger, method_name, event_dict)
+    return cast(str, _JSON_RENDERER(logger, method_name, _redact_event(logger, method_name, event_dict)))
+
+
+def _utc_timestamp() -> str:
+    """Now in UTC as ``2026-11-24T02:35:09.123456Z``, its date and time formatted once a second
+    (structlog's ISO stamper builds and formats a datetime for every line)."""
+    now = time.time()
+    whole = int(now)
+    return f"{_utc_second(whole)}.{int((now - whole) * 1_000_000):06d}Z"
+
+
+@functools.lru_cache(maxsize=1)
+def _utc_second(whole: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
 
 
 class _SafeWriteLogger(structlog.WriteLogger):

@@ -6,17 +6,21 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
+from datetime import UTC, datetime, timedelta
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import structlog
+from hypothesis import given
+from hypothesis import strategies as st
 
 from colibri_router.cli import _configure_logging_from_settings
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
 from colibri_router.providers import BUILTIN, connect
-from colibri_router.redaction import REDACTED, redact
+from colibri_router.redaction import _SECRET_PATTERNS, REDACTED, redact
 from colibri_router.settings import load_settings
 
 KEY = "zq-SECRET-kimi-9f3b7c1e"
@@ -216,6 +220,39 @@ def test_redact_leaves_ordinary_text_and_tiny_secrets_alone() -> None:
     assert redact(text, None, "", "42") == text
 
 
+# Credential-shaped text: a pattern's word, spelled also with letters that the pattern's ignored case
+# matches but that case-fold to other letters (dotless and dotted Turkish i, long s, Kelvin sign),
+# then a separator and a token, between filler; and any text at all.
+_WORDS = [
+    "sk-",
+    "SK-",
+    "\u017fk-",
+    "s\u212a-",
+    "bearer",
+    "BeArEr",
+    "x-api-key",
+    "x-ap\u0131-key",
+    "X-AP\u0130-KEY",
+    "key",
+]
+_TRICKY_TEXT = st.builds(
+    "".join,
+    st.tuples(
+        st.text(max_size=5),
+        st.sampled_from(_WORDS),
+        st.sampled_from(["", " ", "\t", ": ", "=", '"=', "'"]),
+        st.text("abcXYZ019_-.\u0131", max_size=12),
+        st.text(max_size=5),
+    ),
+) | st.text(max_size=40)
+
+
+@given(_TRICKY_TEXT)
+def test_redact_skips_the_pattern_only_for_text_it_cannot_match(text: str) -> None:
+    """The cheap pre-check never lets a credential-shaped token through."""
+    assert redact(text) == _SECRET_PATTERNS.sub(REDACTED, text)
+
+
 # --- logging -------------------------------------------------------------------------------------------------------
 
 
@@ -231,6 +268,25 @@ def test_configure_logging_writes_json_lines_to_the_given_stream(capsys: pytest.
     assert [(line["event"], line["level"]) for line in lines] == [("hello", "info"), ("from the SDK", "warning")]
     assert lines[0]["provider"] == "kimi"
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_a_json_line_has_its_level_a_utc_timestamp_and_its_exception() -> None:
+    stream = io.StringIO()
+    configure_logging("info", stream)
+    before = datetime.now(UTC)
+    try:
+        raise ValueError("the cause")
+    except ValueError:
+        structlog.get_logger().exception("it broke", call=3)
+    after = datetime.now(UTC)
+
+    [line] = json_lines(stream)
+    assert (line["event"], line["level"], line["call"]) == ("it broke", "error", 3)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", str(line["timestamp"]))
+    stamped = datetime.strptime(str(line["timestamp"]), "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    assert before - timedelta(milliseconds=1) <= stamped <= after
+    assert "ValueError: the cause" in str(line["exception"])
 
 
 @pytest.mark.usefixtures("restore_logging")
