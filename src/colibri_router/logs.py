@@ -7,12 +7,12 @@ stderr output (structlog's own default would print to stdout) through :func:`get
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
 import operator
 import sys
+import threading
 import time
 from collections.abc import Callable, MutableMapping
 from typing import Any, TextIO, cast
@@ -91,13 +91,24 @@ def _utc_second(whole: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
 
 
-class _SafeWriteLogger(structlog.WriteLogger):
-    """A log line that cannot be written (the host closed our stderr) is dropped: logging must
-    never be the reason a call fails."""
+class _LineWriter:
+    """Writes each rendered line to the stream and flushes it, one thread at a time. A line that
+    cannot be written (the host closed our stderr) is dropped: logging must never be the reason a
+    call fails."""
+
+    __slots__ = ("_lock", "_stream")
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
 
     def msg(self, message: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            super().msg(message)
+        try:
+            with self._lock:
+                self._stream.write(message + "\n")
+                self._stream.flush()
+        except (OSError, ValueError):
+            pass
 
     log = debug = info = warn = warning = msg
     fatal = failure = err = error = critical = exception = msg
@@ -109,7 +120,7 @@ def _configure_structlog(numeric_level: int, stream: TextIO) -> None:
     structlog.configure(
         processors=_processors(stream, foreign=False),
         wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
-        logger_factory=lambda *_: _SafeWriteLogger(stream),
+        logger_factory=lambda *_: _LineWriter(stream),
         cache_logger_on_first_use=True,
     )
 
