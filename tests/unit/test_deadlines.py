@@ -4,8 +4,10 @@ passes (not before, not another's), whatever order the deadlines arrive in, in e
 from __future__ import annotations
 
 import asyncio
+import time
 
 import anyio
+import pytest
 
 from colibri_router.deadlines import DeadlineScope, within
 
@@ -79,3 +81,31 @@ def test_each_event_loop_run_after_another_gets_its_deadlines() -> None:
 
 async def test_on_asyncio_the_scope_is_watched_not_given_its_own_deadline() -> None:
     assert isinstance(within(1.0), DeadlineScope)
+
+
+async def test_a_cancellation_requested_alongside_the_deadline_still_propagates() -> None:
+    """Both the deadline and another cancel request hit the task: the scope stops only its own."""
+    scope = within(0.01)
+
+    async def work() -> None:
+        with scope:
+            time.sleep(0.03)  # past the deadline before the loop can run the watcher's timer
+            current = asyncio.current_task()
+            assert current is not None
+            current.cancel()  # another cancel request, pending alongside the deadline's
+            await asyncio.sleep(LONG)
+
+    task = asyncio.ensure_future(work())
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not scope.cancelled_caught
+
+
+async def test_the_deadline_ends_the_work_in_time_and_leaves_the_task_uncancelled() -> None:
+    with within(0.02) as scope:
+        await anyio.sleep(LONG)
+    current = asyncio.current_task()
+
+    assert scope.cancelled_caught
+    assert current is not None and current.cancelling() == 0
+    await anyio.sleep(0)  # the task goes on: no cancellation left pending
