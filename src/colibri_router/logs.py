@@ -14,8 +14,8 @@ import operator
 import sys
 import threading
 import time
-from collections.abc import Callable, MutableMapping
-from typing import Any, TextIO, cast
+from collections.abc import MutableMapping
+from typing import Any, TextIO
 
 import structlog
 
@@ -50,21 +50,23 @@ def _processors(stream: TextIO, *, foreign: bool) -> list[Any]:
 def _renderer(stream: TextIO) -> Any:
     if stream.isatty():
         return structlog.dev.ConsoleRenderer()
-    return _JSON_RENDERER
+    return structlog.processors.JSONRenderer(serializer=_dumps)
 
 
-def _dumps(event_dict: Any, *, default: Callable[[Any], Any]) -> str:
-    """``json.dumps(event_dict, default=default)`` from an encoder built once: json.dumps with an
-    option builds a new encoder for every line, and the adapters write one line per call."""
-    return _line_encoder(default).encode(event_dict)
+def _json_default(value: Any) -> Any:
+    """A value JSON has no form for: its own ``__structlog__()`` if it has one, else its repr
+    (structlog's JSONRenderer does the same)."""
+    render = getattr(value, "__structlog__", None)
+    return render() if callable(render) else repr(value)
 
 
-@functools.cache
-def _line_encoder(default: Callable[[Any], Any]) -> json.JSONEncoder:
-    return json.JSONEncoder(default=default)
+# One encoder for every line: json.dumps with an option builds a new encoder each time.
+_LINE_ENCODER = json.JSONEncoder(default=_json_default)
 
 
-_JSON_RENDERER = structlog.processors.JSONRenderer(serializer=_dumps)
+def _dumps(event_dict: Any, **_: Any) -> str:
+    """The standard library's lines, rendered by structlog's JSONRenderer, encoded like ours."""
+    return _LINE_ENCODER.encode(event_dict)
 
 
 def _json_line(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> str:
@@ -75,7 +77,7 @@ def _json_line(logger: Any, method_name: str, event_dict: MutableMapping[str, An
     event_dict["timestamp"] = _utc_timestamp()
     if "exc_info" in event_dict:
         event_dict = structlog.processors.format_exc_info(logger, method_name, event_dict)
-    return cast(str, _JSON_RENDERER(logger, method_name, _redact_event(logger, method_name, event_dict)))
+    return _LINE_ENCODER.encode(_redact_event(logger, method_name, event_dict))
 
 
 def _utc_timestamp() -> str:

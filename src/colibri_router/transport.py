@@ -46,10 +46,11 @@ async def exchange(
 ) -> dict[str, Any]:
     """POST ``body`` and return the provider's response body (assembled when streamed)."""
     payload = _JSON.encode(body).encode()
-    request_headers = {**headers, "content-type": "application/json", "accept": f"{_SSE}, application/x-ndjson"}
     try:
         # What client.stream() does, without the generator-based context manager around it.
-        request = client.build_request("POST", _parsed_url(url), headers=request_headers, content=payload)
+        request = client.build_request(
+            "POST", _parsed_url(url), headers=_post_headers(tuple(headers.items())), content=payload
+        )
         response = await client.send(request, stream=True)
         try:
             if not response.is_success:
@@ -76,6 +77,15 @@ def _parsed_url(url: str) -> httpx.URL:
     """The parsed URL, kept: every call to an endpoint posts to the same few URLs, and parsing one
     costs httpx more than the rest of building the request (an ``httpx.URL`` is immutable)."""
     return httpx.URL(url)
+
+
+@functools.lru_cache(maxsize=64)
+def _post_headers(headers: tuple[tuple[str, str], ...]) -> httpx.Headers:
+    """The endpoint's headers with the body's type and the answers we read, normalized once per
+    endpoint and key: httpx copies the object it is given into each request, never changing it."""
+    return httpx.Headers(
+        {**dict(headers), "content-type": "application/json", "accept": f"{_SSE}, application/x-ndjson"}
+    )
 
 
 async def get_json(
