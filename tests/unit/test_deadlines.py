@@ -7,6 +7,7 @@ import asyncio
 import time
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from colibri_router.deadlines import DeadlineScope, within
@@ -89,7 +90,7 @@ async def test_a_cancellation_requested_alongside_the_deadline_still_propagates(
 
     async def work() -> None:
         with scope:
-            time.sleep(0.03)  # past the deadline before the loop can run the watcher's timer
+            time.sleep(0.03)  # noqa: ASYNC251 - blocks on purpose: past the deadline before the timer can run
             current = asyncio.current_task()
             assert current is not None
             current.cancel()  # another cancel request, pending alongside the deadline's
@@ -108,4 +109,4 @@ async def test_the_deadline_ends_the_work_in_time_and_leaves_the_task_uncancelle
 
     assert scope.cancelled_caught
     assert current is not None and current.cancelling() == 0
-    await anyio.sleep(0)  # the task goes on: no cancellation left pending
+    await anyio.lowlevel.checkpoint()  # the task goes on: no cancellation left pending

@@ -7,8 +7,8 @@ import io
 import json
 import logging
 import re
-from datetime import UTC, datetime, timedelta
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest

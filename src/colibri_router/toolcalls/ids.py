@@ -87,6 +87,8 @@ def ids_for_kimi(messages: Sequence[Message], mode: KimiIdMode = "renumber") -> 
     conversation-wide counter emitted. ``repair`` (KimiTransformer's ``repairOnMismatch``) keeps IDs
     that already are canonical K2 IDs of their call and gives the others fresh indices.
     """
+    if _no_tool_parts(messages):
+        return tuple(messages)
     calls = _tool_calls(messages)
     new_ids = _renumbered_k2_ids(calls) if mode == "renumber" else _repaired_k2_ids(calls)
     return _rebind(messages, new_ids)
@@ -94,6 +96,8 @@ def ids_for_kimi(messages: Sequence[Message], mode: KimiIdMode = "renumber") -> 
 
 def ids_for_claude(messages: Sequence[Message]) -> tuple[Message, ...]:
     """The conversation with Claude-valid, unique IDs on every tool call and result; valid IDs are kept."""
+    if _no_tool_parts(messages):
+        return tuple(messages)
     preferred = [_claude_preferred_id(call.id) for call in _tool_calls(messages)]
     return _rebind(messages, _unique_ids(preferred, taken=()))
 
@@ -102,6 +106,8 @@ def ids_for_openai(messages: Sequence[Message]) -> tuple[Message, ...]:
     """IDs of at most 40 characters from ``[A-Za-z0-9_-]`` (OpenAI's limit on replayed call IDs; the
     strictest of the OpenAI-compatible hosts). Valid IDs are kept; longer or foreign ones are shortened
     with a hash, so distinct IDs stay distinct."""
+    if _no_tool_parts(messages):
+        return tuple(messages)
     preferred = [_short_safe_id(call.id, _OPENAI_MAX_ID_LENGTH) for call in _tool_calls(messages)]
     return _rebind(messages, _unique_ids(preferred, taken=(), max_length=_OPENAI_MAX_ID_LENGTH))
 
@@ -110,6 +116,8 @@ def ids_for_mistral(messages: Sequence[Message]) -> tuple[Message, ...]:
     """Exactly nine characters from ``[a-zA-Z0-9]`` (Mistral rejects anything else with code 3280). An
     ID already of that shape is kept on its first use; every other call gets nine characters of a hash
     of its ID and its position, so the mapping is deterministic and never gives two calls one ID."""
+    if _no_tool_parts(messages):
+        return tuple(messages)
     used: set[str] = set()
     new_ids = []
     for position, call in enumerate(_tool_calls(messages)):
@@ -129,6 +137,15 @@ def neutral_ids_for_new_calls(calls: Sequence[ToolCall], history: Sequence[Messa
     taken = {call.id for call in _tool_calls(history)}
     new_ids = _unique_ids([_readable_neutral_id(call.id) for call in calls], taken)
     return tuple(replace(call, id=new_id) for call, new_id in zip(calls, new_ids, strict=True))
+
+
+def _no_tool_parts(messages: Sequence[Message]) -> bool:
+    """No tool call or result anywhere: no ID to rewrite (most requests), so nothing is rebuilt."""
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, _TOOL_PARTS):
+                return False
+    return True
 
 
 def _tool_calls(messages: Sequence[Message]) -> list[ToolCall]:
