@@ -1,4 +1,4 @@
-"""The retry loop shared by every provider (contract §6), bounded by the call's deadline.
+"""The retry rule shared by every provider (contract §6), bounded by the call's deadline.
 
 At most ``max_attempts`` attempts; before retry *n* it sleeps ``base_delay_s * 2**(n-1)`` (0.1, 0.2,
 0.4 s), or longer when the upstream's ``Retry-After`` asks for it (capped). Only errors marked
@@ -12,11 +12,9 @@ import email.utils
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from colibri_router.errors import ApiError
 
-T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -64,26 +62,32 @@ def parse_retry_after(value: str | None, now: Callable[[], float] = time.time) -
     return max(0.0, when.timestamp() - now())
 
 
-async def with_retries(
-    attempt: Callable[[], Awaitable[T]],
-    *,
-    policy: RetryPolicy,
-    sleep: Sleep,
-    deadline: Deadline | None = None,
-) -> T:
-    attempts = 0
-    while True:
-        attempts += 1
-        try:
-            return await attempt()
-        except ApiError as error:
-            if not error.retryable:
-                raise
-            if attempts == policy.max_attempts:
-                raise error.exhausted(attempts) from error
-            delay = policy.delay_before_retry(attempts, error.retry_after)
-            if deadline is not None and delay >= deadline.remaining():
-                raise error.again(
-                    f"{error.message} (not retried: the next attempt could not start within the call's deadline)"
-                ) from error
-            await sleep(delay)
+class Retries:
+    """One call's retry decisions. The caller loops over its attempts and hands each failure to
+    :meth:`after`, which raises when the call must not go on and otherwise waits before the next.
+
+    The loop is the caller's, not a coroutine wrapped around each attempt: every resumption of a
+    streamed answer would pass through that extra frame.
+    """
+
+    __slots__ = ("_attempts", "_deadline", "_policy", "_sleep")
+
+    def __init__(self, policy: RetryPolicy, sleep: Sleep, deadline: Deadline | None = None) -> None:
+        self._policy = policy
+        self._sleep = sleep
+        self._deadline = deadline
+        self._attempts = 1
+
+    async def after(self, error: ApiError) -> None:
+        """``error`` ended the latest attempt: raise it (or why it is not retried), or wait."""
+        if not error.retryable:
+            raise error
+        if self._attempts == self._policy.max_attempts:
+            raise error.exhausted(self._attempts) from error
+        delay = self._policy.delay_before_retry(self._attempts, error.retry_after)
+        if self._deadline is not None and delay >= self._deadline.remaining():
+            raise error.again(
+                f"{error.message} (not retried: the next attempt could not start within the call's deadline)"
+            ) from error
+        await self._sleep(delay)
+        self._attempts += 1

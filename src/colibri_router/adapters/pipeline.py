@@ -24,11 +24,11 @@ from colibri_router.conversation import (
     user_prompt,
 )
 from colibri_router.deadlines import within
-from colibri_router.errors import ColibriError, InvalidRequestError, MalformedResponse
+from colibri_router.errors import ApiError, ColibriError, InvalidRequestError, MalformedResponse
 from colibri_router.logs import get_logger
 from colibri_router.progress import CallProgress
 from colibri_router.providers import Connection, ProviderSpec, connect
-from colibri_router.retry import Deadline, RetryPolicy, Sleep, with_retries
+from colibri_router.retry import Deadline, Retries, RetryPolicy, Sleep
 from colibri_router.settings import load_settings
 from colibri_router.transport import exchange
 from colibri_router.wires import Dialect, WireCodec, codec_for_call
@@ -74,13 +74,13 @@ async def run_completion(
     try:
         with within(deadline.remaining()) as scope:
             http = client if client is not None else await shared_client()
-            body = await with_retries(
-                # Each attempt is the exchange's own coroutine: no wrapping coroutine per call.
-                lambda: exchange(http, url, headers, encoded.body, codec=codec, progress=progress),
-                policy=retry,
-                sleep=sleep,
-                deadline=deadline,
-            )
+            retries = Retries(retry, sleep, deadline)
+            while True:
+                try:
+                    body = await exchange(http, url, headers, encoded.body, codec=codec, progress=progress)
+                    break
+                except ApiError as error:
+                    await retries.after(error)
         if scope.cancelled_caught:
             seconds = round(deadline.at - progress.started_at, 1)
             raise dialect.errors.timeout(
