@@ -162,8 +162,8 @@ class Usage:
 
 
 def _count(value: object) -> int:
-    # bool is an int subclass; a provider's `true` is not a token count.
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    # Exactly int, as JSON decodes a count: bool is an int subclass, and a provider's `true` is no count.
+    return value if type(value) is int and value >= 0 else 0
 
 
 @dataclass(frozen=True, slots=True)

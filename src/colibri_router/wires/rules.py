@@ -78,13 +78,17 @@ def with_reasoning_placeholders(messages: Sequence[Message]) -> tuple[tuple[Mess
     return tuple(out), filled
 
 
+# Parts whose text may hold K2 markers (a tuple: a union would be built anew on every check).
+_TEXTUAL = (Text, Thinking)
+
+
 def parse_marker_calls(parts: Sequence[Part]) -> tuple[list[Part], bool]:
     """Tool calls that arrived as K2 marker text (in the answer or in its reasoning) become real calls;
     the markers leave the text. Returns the parts and whether any markers were found."""
     out: list[Part] = []
     found = False
     for part in parts:
-        if isinstance(part, Text | Thinking) and contains_k2_markers(part.text):
+        if isinstance(part, _TEXTUAL) and contains_k2_markers(part.text):
             found = True
             text, marker_calls = parse_k2_markers(part.text)
             if text:
