@@ -82,7 +82,8 @@ def _parsed_url(url: str) -> httpx.URL:
 @functools.lru_cache(maxsize=64)
 def _post_headers(headers: tuple[tuple[str, str], ...]) -> httpx.Headers:
     """The endpoint's headers with the body's type and the answers we read, normalized once per
-    endpoint and key: httpx copies the object it is given into each request, never changing it."""
+    endpoint and key (kept in this process's memory, like the environment that holds the key): httpx
+    copies the object it is given into each request, never changing it."""
     return httpx.Headers(
         {**dict(headers), "content-type": "application/json", "accept": f"{_SSE}, application/x-ndjson"}
     )
