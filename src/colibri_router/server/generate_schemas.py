@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from pydantic import BaseModel
@@ -41,4 +42,4 @@ def render() -> str:
 
 if __name__ == "__main__":
     SCHEMAS_FILE.write_text(render(), encoding="utf-8")
-    print(f"wrote {SCHEMAS_FILE}")
+    sys.stderr.write(f"wrote {SCHEMAS_FILE}\n")  # stdout is never ours to write in this package

@@ -1,12 +1,12 @@
-"""The tools: their arguments validated through the pydantic models (which also generate the schemas
-the host sees), the services called for the caller the request came from, results and errors shaped.
-No provider names, retries or wire formats here.
+"""The tools: their arguments validated through the pydantic models (from which the schemas the host
+sees were generated, see :mod:`.schemas`), the services called for the caller the request came from,
+results and errors shaped. No provider names, retries or wire formats here.
 
-Start-up imports only what ``initialize`` and ``tools/list`` need: the SDK and the schema models.
-The router (and with it httpx and every codec) is imported by the first call, because some hosts
-stop waiting for a server that is slow to answer ``initialize``. Upstream calls use the event loop's
-shared HTTP client (:func:`colibri_router.clients.shared_client`): one per server run, opened by the
-first call, closed when the server's loop ends.
+Start-up imports only what ``initialize`` and ``tools/list`` need: the SDK and the published schemas.
+The argument models and the router (and with it httpx and every codec) are imported by the first
+call, because some hosts stop waiting for a server that is slow to answer ``initialize``. Upstream
+calls use the event loop's shared HTTP client (:func:`colibri_router.clients.shared_client`): one per
+server run, opened by the first call, closed when the server's loop ends.
 
 Every result is one object: ``structuredContent``, and the same object as compact JSON in the text
 block (hosts hand their model one or the other). A failure is ``isError`` with ``{"error": {code,
