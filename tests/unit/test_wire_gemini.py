@@ -518,16 +518,25 @@ def test_a_failed_function_call_is_a_gemini_api_error(finish: str) -> None:
     assert "Malformed function call: print(x" in caught.value.message
 
 
-def test_a_blocked_prompt_is_a_gemini_api_error_naming_the_reason() -> None:
-    # Q-gemini-block-200
-    answer = {"promptFeedback": {"blockReason": "SAFETY", "blockReasonMessage": "unsafe"}, "usageMetadata": {}}
+@pytest.mark.parametrize(
+    "reason", ["SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "IMAGE_SAFETY", "MODEL_ARMOR", "JAILBREAK"]
+)
+def test_a_blocked_prompt_is_a_content_refusal_naming_the_reason(reason: str) -> None:
+    # Q-gemini-block-200: the same prompt would be blocked again, so it is neither retried nor a
+    # provider failure.
+    answer = {"promptFeedback": {"blockReason": reason, "blockReasonMessage": "unsafe"}, "usageMetadata": {}}
 
     with pytest.raises(ApiError) as caught:
         decode(answer)
 
     assert caught.value.code == "GEMINI_API_ERROR"
-    assert (caught.value.status, caught.value.error_type) == (200, "SAFETY")
-    assert "blockReason SAFETY" in caught.value.message
+    assert (caught.value.status, caught.value.error_type) == (200, reason)
+    assert (caught.value.kind, caught.value.retryable, caught.value.retryable_later) == (
+        "CONTENT_FILTERED",
+        False,
+        False,
+    )
+    assert caught.value.message.endswith(f"blockReason {reason}): unsafe")
 
 
 def test_a_body_without_candidates_or_block_reason_is_malformed() -> None:

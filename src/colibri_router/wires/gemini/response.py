@@ -4,6 +4,10 @@ Gemini has no tool-call finish reason: a turn with calls ends ``STOP``, so calls
 Some endings are failures, not answers (PROVIDER-FACTS.md §2.3, §2.6): a prompt blocked before any
 candidate (HTTP 200, ``promptFeedback.blockReason``) and a function call the model could not form
 (``MALFORMED_FUNCTION_CALL`` and its kin) raise the provider's API error, never an empty success.
+A blocked prompt is a content refusal (kind ``CONTENT_FILTERED``, not retried, and a fallback chain
+stops there): the same prompt would be blocked again. Google's ``BlockReason`` values are ``SAFETY``,
+``OTHER``, ``BLOCKLIST``, ``PROHIBITED_CONTENT`` and ``IMAGE_SAFETY`` on the Gemini API, and Vertex adds
+``MODEL_ARMOR`` and ``JAILBREAK``; any reason at all means the prompt was refused, so none is listed.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 
 from colibri_router.conversation import AssistantTurn, Part, Text, Thinking, ToolCall, Usage
 from colibri_router.errors import ErrorFamily, MalformedResponse
+from colibri_router.toolcalls.arguments import arguments_object
 from colibri_router.toolcalls.assembly.base import as_object, as_text
 from colibri_router.wires.gemini.state import gemini_state
 
@@ -70,6 +75,7 @@ def _candidate(body: Mapping[str, Any], errors: ErrorFamily) -> dict[str, Any]:
             f"Gemini blocked the prompt (promptFeedback.blockReason {reason})" + (f": {detail}" if detail else ""),
             status=200,
             error_type=reason,
+            kind="CONTENT_FILTERED",
         )
     raise MalformedResponse("the GenerateContentResponse has no candidates and no promptFeedback.blockReason")
 
@@ -83,12 +89,11 @@ def _decode_part(raw: object) -> Part | None:
         name = call.get("name")
         if not isinstance(name, str) or not name:
             raise MalformedResponse("a functionCall part has no name")
-        arguments = call.get("args")
         call_id = as_text(call.get("id"))
         return ToolCall(
             id=call_id,
             name=name,
-            arguments=arguments if isinstance(arguments, dict) else {},
+            arguments=arguments_object(call.get("args")),
             state=gemini_state(call_id, signature),
         )
     text = as_text(raw.get("text"))
