@@ -32,6 +32,7 @@ from colibri_router.providers import Choice, Registry, connect, load_registry
 from colibri_router.retry import Deadline
 from colibri_router.schema import AssistantMessage, Attempt, RouterCallInput, RouterCallResult, ToolCallOut
 from colibri_router.settings import Settings, load_settings
+from colibri_router.toolcalls.arguments import unreadable_calls_warning
 from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
 from colibri_router.wires import codec_for_call
 
@@ -155,7 +156,7 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         stop_reason=turn.stop_reason,
         tool_calls=[ToolCallOut(id=c.id, name=c.name, input=dict(c.arguments)) for c in calls],
         thinking=turn.thinking(),
-        warnings=[*warnings, *turn.warnings, *([price.warning] if price.warning else [])],
+        warnings=[*warnings, *turn.warnings, *_optional(unreadable_calls_warning(calls), price.warning)],
         # A turn without tool calls needs nothing replayed: the host appends its `content` as text.
         message=AssistantMessage(content=anthropic_blocks(turn.parts)) if calls else None,
         attempts=[],
@@ -163,6 +164,10 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
     )
     result.set_repairs(turn.repairs)
     return result
+
+
+def _optional(*warnings: str | None) -> list[str]:
+    return [warning for warning in warnings if warning]
 
 
 def _attempt_entry(choice: Choice | None, asked: str | None, outcome: str, kind: str | None, started: float) -> Attempt:

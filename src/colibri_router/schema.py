@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from colibri_router.conversation import (
     Message,
@@ -57,6 +57,12 @@ class ToolUseBlock(_StatefulBlock):
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
     input: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _null_is_no_arguments(cls, value: object) -> object:
+        """A call made without arguments may come back as ``input: null``: it means ``{}``."""
+        return {} if value is None else value
 
 
 class ToolResultBlock(_Block):

@@ -311,7 +311,8 @@ def test_anthropic_decode_body() -> None:
             {"type": "redacted_thinking", "data": "opaque"},
             {"type": "text", "text": "Checking."},
             {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"location": "Oslo"}},
-            {"type": "tool_use", "id": "toolu_2", "name": "ping", "input": "not an object"},
+            {"type": "tool_use", "id": "toolu_2", "name": "ping", "input": None},
+            {"type": "tool_use", "id": "toolu_3", "name": "ping", "input": [1, 2]},
             {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {}},
         ],
         "stop_reason": "pause_turn",
@@ -324,7 +325,10 @@ def test_anthropic_decode_body() -> None:
             RedactedThinking("opaque"),
             Text("Checking."),
             ToolCall("toolu_1", "get_weather", {"location": "Oslo"}),
-            ToolCall("toolu_2", "ping", {}),
+            ToolCall("toolu_2", "ping", {}),  # null input means no arguments
+            ToolCall(
+                "toolu_3", "ping", {"_parse_error": "arguments are a JSON array, not an object", "_raw": "[1, 2]"}
+            ),
         ),
         stop_reason="pause_turn",
         model="claude-sonnet-4-5",

@@ -188,6 +188,16 @@ def test_marker_text_becomes_tool_calls_and_leaves_the_text() -> None:
     assert turn.stop_reason == "tool_use"
 
 
+@pytest.mark.parametrize("arguments", ["", "  ", "null"])
+def test_marker_call_with_empty_or_null_arguments_has_no_arguments(arguments: str) -> None:
+    text = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.ping:0<|tool_call_argument_begin|>"
+        f"{arguments}<|tool_call_end|><|tool_calls_section_end|>"
+    )
+    [call] = decode({"role": "assistant", "content": text}).tool_calls()
+    assert (call.name, dict(call.arguments)) == ("ping", {})
+
+
 def test_marker_call_with_broken_json_is_kept_raw() -> None:
     text = "<|tool_call_section_begin|><|tool_call_begin|>read_file:0<|tool_call_argument_begin|>{oops<|tool_call_end|>"
     [call] = decode({"role": "assistant", "content": text}).tool_calls()

@@ -30,6 +30,7 @@ from colibri_router.conversation import (
     Usage,
 )
 from colibri_router.errors import MalformedResponse
+from colibri_router.toolcalls.arguments import arguments_object
 from colibri_router.toolcalls.assembly import AnthropicStreamAssembler, StreamAssembler
 from colibri_router.toolcalls.ids import ids_for_claude
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names, nested_error
@@ -196,8 +197,7 @@ def _decode_block(block: object) -> Part | None:
     if kind == "tool_use":
         if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
             raise MalformedResponse("a tool_use block has no id or name")
-        tool_input = block.get("input")
-        return ToolCall(block["id"], block["name"], tool_input if isinstance(tool_input, dict) else {})
+        return ToolCall(block["id"], block["name"], arguments_object(block.get("input")))
     return None  # server tools, future block types: nothing a host can act on
 
 

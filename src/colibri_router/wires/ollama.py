@@ -37,7 +37,7 @@ from colibri_router.conversation import (
 )
 from colibri_router.errors import MalformedResponse
 from colibri_router.providers.profiles import ModelProfile, model_segment
-from colibri_router.toolcalls.arguments import parse_arguments
+from colibri_router.toolcalls.arguments import arguments_object
 from colibri_router.toolcalls.assembly.base import StreamAssembler, as_object, as_text
 from colibri_router.toolcalls.assembly.ollama import OllamaStreamAssembler
 from colibri_router.toolcalls.ids import ids_for_kimi, ids_for_mistral
@@ -258,8 +258,7 @@ def decode_message(message: Mapping[str, Any]) -> list[Part]:
         name = function.get("name")
         if not isinstance(name, str) or not name:
             raise MalformedResponse("a tool call has no function name")
-        arguments = function.get("arguments")
-        parsed = dict(arguments) if isinstance(arguments, dict) else parse_arguments(as_text(arguments) or None)
+        parsed = arguments_object(function.get("arguments"))
         # Servers before 0.12.10 send no id: the call is left unnamed and the router names it.
         parts.append(ToolCall(id=as_text(as_object(raw).get("id")), name=name, arguments=parsed))
     return parts

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from colibri_router.toolcalls.arguments import parse_arguments
+from colibri_router.toolcalls.arguments import arguments_object, parse_arguments
 from colibri_router.toolcalls.assembly.base import (
     BaseAssembler,
     Fragments,
@@ -86,7 +86,7 @@ class _ToolUseBlock:
     def __init__(self, start: dict[str, Any]) -> None:
         self.name = as_text(start.get("name"))
         self._id = as_text(start.get("id"))
-        self._start_input = as_object(start.get("input"))
+        self._start_input = arguments_object(start.get("input"))
         self._partial_json = Fragments()
 
     def apply(self, delta: dict[str, Any]) -> int:

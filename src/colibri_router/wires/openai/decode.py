@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from colibri_router.conversation import AssistantTurn, Part, Text, Thinking, ToolCall, Usage
 from colibri_router.errors import MalformedResponse
-from colibri_router.toolcalls.arguments import parse_arguments
+from colibri_router.toolcalls.arguments import arguments_object
 
 FINISH_REASONS = {
     "stop": "end_turn",
@@ -110,13 +110,8 @@ def _decode_tool_calls(raw_calls: object) -> list[ToolCall]:
         function = raw.get("function") if isinstance(raw, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise MalformedResponse("a tool call has no function name")
-        arguments = function.get("arguments")
         # Some OpenAI-compatible hosts send the arguments as an object instead of JSON text.
-        parsed = (
-            dict(arguments)
-            if isinstance(arguments, dict)
-            else parse_arguments(arguments if isinstance(arguments, str) else None)
-        )
+        parsed = arguments_object(function.get("arguments"))
         calls.append(ToolCall(id=wire_call_id(raw.get("id")), name=function["name"], arguments=parsed))
     return calls
 
