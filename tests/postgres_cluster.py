@@ -30,11 +30,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import pwd
 import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -43,6 +43,11 @@ from typing import Any, NoReturn, TypeVar
 
 import asyncpg
 import pytest
+
+if sys.platform != "win32":
+    # POSIX only. This module is a plugin of every test run, and CI's Windows job (which runs no
+    # PostgreSQL test) must still import it.
+    import pwd
 
 T = TypeVar("T")
 
