@@ -53,6 +53,7 @@ async def test_lists_the_tools_with_described_schemas_and_annotations() -> None:
         tools = (await client.list_tools()).tools
     assert [tool.name for tool in tools] == [
         "router_call",
+        "router_ask_many",
         "router_models",
         "router_threads",
         "router_usage",
