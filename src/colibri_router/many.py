@@ -38,8 +38,8 @@ from colibri_router.progress import HEARTBEAT_S
 from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.retry import Deadline
 from colibri_router.router import build_request, route
-from colibri_router.schema import Attempt, ErrorDetail, RouterCallInput, RouterCallResult
-from colibri_router.schema_many import SUMMARY_CHARS, Answer, RouterAskManyInput, RouterAskManyResult, Verdict
+from colibri_router.schema import Attempt, RouterCallInput, RouterCallResult
+from colibri_router.schema_many import SUMMARY_CHARS, Answer, Failure, RouterAskManyInput, RouterAskManyResult, Verdict
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store import BudgetLimits, LedgerRow, Reservation, Store, StoreError, shared_store, usd_to_micro
 
@@ -364,8 +364,8 @@ def _verdict(judge: _Asked, labels: dict[str, str]) -> Verdict:
     return Verdict(model=outcome.model, content=content, agreement=score, cost_usd=outcome.cost_usd, labels=labels)
 
 
-def _detail(error: ColibriError) -> ErrorDetail:
-    return ErrorDetail.model_validate(error_structured(error)["error"])
+def _detail(error: ColibriError) -> Failure:
+    return Failure.model_validate(error_structured(error)["error"])
 
 
 class _Progress:

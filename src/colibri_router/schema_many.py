@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_v
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 from pydantic_core import CoreSchema
 
-from colibri_router.schema import ErrorDetail, RouterCallInput, ToolCallOut
+from colibri_router.schema import RouterCallInput, ToolCallOut
 
 MIN_MODELS, MAX_MODELS = 2, 8
 SUMMARY_CHARS = 400  # what `detail: "summary"` keeps of each answer's content
@@ -108,6 +108,17 @@ class _Sparse(BaseModel):
         return schema
 
 
+class Failure(_Sparse):
+    """router_call's error object, without the provider and model its answer already names."""
+
+    code: str
+    kind: str
+    message: str
+    status: int | None = None
+    retryable: bool = Field(description="Whether a later identical call can succeed.")
+    retry_after_s: float | None = None
+
+
 class Answer(_Sparse):
     """One model's answer, or why it has none (``error``)."""
 
@@ -125,7 +136,7 @@ class Answer(_Sparse):
     cost_usd: float | None = Field(default=None, description="Absent: no price known, or failed.")
     latency_ms: int
     warnings: list[str] | None = None
-    error: ErrorDetail | None = Field(default=None, description="As router_call's error result.")
+    error: Failure | None = None
 
 
 class Verdict(_Sparse):
@@ -136,7 +147,7 @@ class Verdict(_Sparse):
     )
     cost_usd: float | None = None
     labels: dict[str, str] = Field(description="Label → the model it stands for, as given in `models`.")
-    error: ErrorDetail | None = None
+    error: Failure | None = None
 
 
 class RouterAskManyResult(_Sparse):

@@ -64,7 +64,12 @@ async def test_the_models_answer_in_parallel_in_the_time_of_the_slowest(fake: Fa
 
     result = await ask_many(ask())
 
-    assert [a.content for a in result.answers] == ["sonnet says yes", "gpt says no", "gemini says maybe", "kimi says yes"]
+    assert [a.content for a in result.answers] == [
+        "sonnet says yes",
+        "gpt says no",
+        "gemini says maybe",
+        "kimi says yes",
+    ]
     assert [a.provider for a in result.answers] == ["claude", "openai", "gemini", "kimi"]
     slowest, total = max(delays.values()), sum(delays.values())
     print(f"ask_many wall {result.wall_ms} ms; slowest model {slowest * 1000:.0f} ms; sum {total * 1000:.0f} ms")
@@ -200,7 +205,9 @@ async def test_the_judge_sees_anonymised_answers_and_the_labels_map_back(fake: F
     assert verdict.labels == {"A": SONNET, "B": GEMINI}
     assert (verdict.model, verdict.agreement, verdict.error) == (KIMI, 0.7, None)
     assert verdict.content == "Mostly: B forgets the index."  # the score line is not repeated
-    assert result.total_cost_usd == pytest.approx(sum(a.cost_usd or 0 for a in result.answers) + (verdict.cost_usd or 0))
+    assert result.total_cost_usd == pytest.approx(
+        sum(a.cost_usd or 0 for a in result.answers) + (verdict.cost_usd or 0)
+    )
     report = await ledger()
     assert (report.total.calls, report.total.errors) == (4, 1)  # three models and the judge, once each
 
@@ -252,7 +259,7 @@ async def test_the_config_files_fallback_does_not_answer_for_a_model(
 ) -> None:
     config = tmp_path / "config.toml"
     config.write_text('[fallback]\nmodels = ["kimi"]\n')
-    monkeypatch.setenv("COLIBRI_CONFIG_FILE", str(config))
+    monkeypatch.setenv("COLIBRI_CONFIG", str(config))
     fake.route("openai").enqueue(error(404, error_type="model_not_found", message="no such model"))
     result = await ask_many(ask(models=[SONNET, GPT]))
     assert result.answers[1].error is not None
