@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import anyio
@@ -32,9 +32,9 @@ from colibri_router.conversation import CompletionRequest, Message, Text
 from colibri_router.errors import ColibriError, ConfigError, CostCapError, DeadlineError, InvalidRequestError
 from colibri_router.logs import get_logger
 from colibri_router.many_judge import JUDGE_SYSTEM, LABELS, agreement, judge_prompt
+from colibri_router.many_progress import ManyProgress, Notify
 from colibri_router.outcomes import error_structured
 from colibri_router.pricing import worst_case_cost
-from colibri_router.progress import HEARTBEAT_S
 from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.retry import Deadline
 from colibri_router.router import build_request, route
@@ -43,8 +43,6 @@ from colibri_router.schema_many import SUMMARY_CHARS, Answer, Failure, RouterAsk
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store import BudgetLimits, LedgerRow, Reservation, Store, StoreError, shared_store, usd_to_micro
 
-# progress, message, total: what an MCP progress notification carries.
-Notify = Callable[[float, str, float | None], Awaitable[None]]
 Outcome = RouterCallResult | ColibriError
 
 
@@ -69,7 +67,7 @@ class _Run:
     principal: str
     deadline: Deadline
     client: httpx.AsyncClient | None
-    progress: _Progress
+    progress: ManyProgress
     warnings: list[str] = field(default_factory=list)
 
 
@@ -102,14 +100,14 @@ async def ask_many(
         principal or local_principal(),
         Deadline.after(args.timeout_s or settings.timeout_s),
         client,
-        _Progress(notify, total),
+        ManyProgress(notify, total),
     )
     reservation = await _admit(run, models, judge, limits)
     answered: list[_Asked] = []
     try:
         async with anyio.create_task_group() as beats:
             if notify is not None:
-                beats.start_soon(run.progress.beat, models)
+                beats.start_soon(run.progress.beat, lambda: [asked.name for asked in models if asked.outcome is None])
             async with anyio.create_task_group() as asking:
                 for asked in models:
                     asking.start_soon(_ask, run, asked)
@@ -235,7 +233,10 @@ async def _ask(run: _Run, asked: _Asked) -> None:
             outcome if isinstance(outcome, RouterCallResult) else None,
             outcome if isinstance(outcome, ColibriError) else None,
         )
-    await run.progress.finished(asked, time.monotonic() - started)
+    outcome = asked.outcome
+    verb = "answered" if isinstance(outcome, RouterCallResult) else f"failed ({getattr(outcome, 'kind', '?')})"
+    who = f"judge {asked.name}" if asked.judging else asked.name
+    await run.progress.finished(f"{who} {verb}", time.monotonic() - started)
 
 
 async def _judge(run: _Run, judge: _Asked, answered: Sequence[_Asked]) -> None:
@@ -366,43 +367,3 @@ def _verdict(judge: _Asked, labels: dict[str, str]) -> Verdict:
 
 def _detail(error: ColibriError) -> Failure:
     return Failure.model_validate(error_structured(error)["error"])
-
-
-class _Progress:
-    """One notification per finished call (``"2/4 gemini-pro answered in 3.1 s"``), and while none
-    finishes, a beat every few seconds (hosts drop a call after about 60 s without progress). MCP
-    wants progress to increase: finished calls count whole steps, beats fractions below the next."""
-
-    def __init__(self, notify: Notify | None, total: int) -> None:
-        self._notify = notify
-        self._total = total
-        self._done = 0
-        self._beats = 0
-        self._last = time.monotonic()
-        self._lock = anyio.Lock()
-
-    async def finished(self, asked: _Asked, seconds: float) -> None:
-        outcome = asked.outcome
-        verb = "answered" if isinstance(outcome, RouterCallResult) else f"failed ({getattr(outcome, 'kind', '?')})"
-        async with self._lock:
-            self._done += 1
-            self._beats = 0
-            who = f"judge {asked.name}" if asked.judging else asked.name
-            await self._send(self._done, f"{self._done}/{self._total} {who} {verb} in {seconds:.1f} s")
-
-    async def beat(self, models: Sequence[_Asked]) -> None:
-        while True:
-            await anyio.sleep(HEARTBEAT_S)
-            async with self._lock:
-                if time.monotonic() - self._last < HEARTBEAT_S:
-                    continue
-                self._beats += 1
-                waiting = [asked.name for asked in models if asked.outcome is None]
-                what = f"waiting for {', '.join(waiting)}" if waiting else "waiting for the judge"
-                step = self._done + self._beats / (self._beats + 1)
-                await self._send(step, f"{self._done}/{self._total} done; {what}")
-
-    async def _send(self, progress: float, message: str) -> None:
-        self._last = time.monotonic()
-        if self._notify is not None:
-            await self._notify(progress, message, self._total)
