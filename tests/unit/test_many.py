@@ -296,3 +296,21 @@ async def test_the_deadline_holds_for_every_model(fake: FakeUpstream) -> None:
     assert time.monotonic() - started < 3
     assert result.answers[0].error is not None and result.answers[0].error.kind == "TIMEOUT"
     assert result.answers[1].content == "echo: Is this migration safe?"
+
+
+async def test_a_cancelled_call_still_has_a_row_per_model_and_settles_its_reservation(
+    fake: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+
+    worst = _worst("anthropic", SONNET) + _worst("openai", GPT)
+    monkeypatch.setenv("COLIBRI_BUDGET_DAILY_USD", f"{worst * 0.5:.6f}")
+    fake.anthropic.enqueue(anthropic_text("late", hold_open_s=30))
+    fake.route("openai").enqueue(openai_text("late", model=GPT, hold_open_s=30))
+    with anyio.move_on_after(0.5):
+        await ask_many(ask(models=[SONNET, GPT]))
+    report = await ledger()
+    assert (report.total.calls, report.total.errors, report.total.cost_micro_usd) == (2, 2, 0)
+    # The reservation (the worst case, above the limit) was dropped: the next call is admitted.
+    result = await ask_many(ask(models=[SONNET, GPT]))
+    assert all(answer.error is None for answer in result.answers)
