@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from benchmarks import assembly, inprocess, over_http, startup, stdio
+from benchmarks import ask_many, assembly, inprocess, over_http, startup, stdio
 from benchmarks.measure import Plan, Report, Row
 
 
@@ -42,6 +42,7 @@ def benchmarks(quick: bool) -> list[Benchmark]:
     spawn_plan = Plan(warmup=1, rounds=pick(10, 2))
     http_plan = Plan(warmup=pick(20, 5), rounds=pick(200, 20))
     throughput_plan = Plan(warmup=1, rounds=pick(3, 1))
+    many_plan = Plan(warmup=pick(3, 1), rounds=pick(30, 5))
     stream = assembly.Sizes(
         deltas=pick(200_000, 20_000),
         rounds=Plan(warmup=1, rounds=pick(5, 2)),
@@ -55,6 +56,7 @@ def benchmarks(quick: bool) -> list[Benchmark]:
         Benchmark("assembly", "stream assembly", lambda: assembly.run(stream), 120),
         Benchmark("http", "router_call over HTTP vs stdio", lambda: over_http.run_latency(http_plan), 120),
         Benchmark("throughput", "HTTP calls/s by workers", lambda: over_http.run_throughput(throughput_plan), 180),
+        Benchmark("many", "router_ask_many vs its slowest model", lambda: ask_many.run(many_plan), 120),
     ]
 
 

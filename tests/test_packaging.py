@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import tomllib
 import typing
 from pathlib import Path
@@ -241,6 +242,29 @@ def test_readme_documents_every_tool_field() -> None:
     fields = {*RouterCallInput.model_fields, *RouterCallResult.model_fields}
     missing = sorted(name for name in fields if f"| `{name}` |" not in text)
     assert not missing, f"README's tool section has no table row for {missing}"
+
+
+def test_readme_documents_router_ask_many_and_its_example_is_a_valid_call_and_result() -> None:
+    from colibri_router.schema import RouterCallInput
+    from colibri_router.schema_many import Answer, RouterAskManyInput, RouterAskManyResult, Verdict
+
+    text = readme_section("Asking several models: `router_ask_many`")
+    own = set(RouterAskManyInput.model_fields) - set(RouterCallInput.model_fields)
+    missing = sorted(name for name in {*own, *RouterAskManyResult.model_fields} if f"| `{name}` |" not in text)
+    assert not missing, f"README's router_ask_many section has no table row for {missing}"
+    fields = {*Answer.model_fields, *Verdict.model_fields, *RouterAskManyInput.NOT_TAKEN}
+    assert not sorted(name for name in fields if f"`{name}`" not in text)
+    arguments, result = (json.loads(block) for block in code_blocks(text, "json"))
+    RouterAskManyInput.model_validate(arguments)
+    assert RouterAskManyResult.model_validate(result).model_dump(mode="json", exclude_none=True) == result
+
+
+def test_readme_ask_many_command_parses() -> None:
+    from colibri_router.cli import build_parser
+
+    [block] = [b for b in code_blocks(readme_section("Command line"), "bash") if "ask-many" in b]
+    args = build_parser().parse_args(shlex.split(block.strip())[1:])
+    assert (args.command, args.models, args.judge) == ("ask-many", ["sonnet", "gpt", "kimi"], "opus")
 
 
 def test_readme_provider_table_matches_the_registry() -> None:

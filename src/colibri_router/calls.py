@@ -63,7 +63,7 @@ async def serve(
             raise ConfigError("thread_id needs the store, and COLIBRI_STORE is off")
         if limits.by_scope():
             raise ConfigError("COLIBRI_BUDGET_* need the store (the ledger), and COLIBRI_STORE is off")
-    call = _Accounting(args, settings, store, principal or local_principal(), limits)
+    call = Accounting(args, settings, store, principal or local_principal(), limits)
     try:
         result = await _with_thread(call, client, notify)
     except BaseException as error:
@@ -75,7 +75,7 @@ async def serve(
     return result.model_copy(update={"warnings": [*result.warnings, *call.warnings]})
 
 
-async def _with_thread(call: _Accounting, client: httpx.AsyncClient | None, notify: Notify | None) -> RouterCallResult:
+async def _with_thread(call: Accounting, client: httpx.AsyncClient | None, notify: Notify | None) -> RouterCallResult:
     args, store = call.args, call.store
     if args.thread_id is None or store is None:
         return await route(args, client=client, notify=notify, admit=call.admit, settings=call.settings)
@@ -108,7 +108,7 @@ async def _with_thread(call: _Accounting, client: httpx.AsyncClient | None, noti
 
 
 @dataclass
-class _Accounting:
+class Accounting:
     """One call's budget reservation and ledger row."""
 
     args: RouterCallInput
@@ -152,7 +152,7 @@ class _Accounting:
         """Write the ledger row (settling the reservation, if any). Never raises a store failure."""
         if self.store is None:
             return
-        row = self._row(result, error)
+        row = self.row(result, error)
         try:
             if self.reservation is not None:
                 await self.store.settle(self.reservation, row)
@@ -165,7 +165,7 @@ class _Accounting:
         self.warnings.append(f"{what} could not be written to the local database; see the server log")
         get_logger(__name__).error("store failure", what=what, path=error.path, error=str(error.cause))
 
-    def _row(self, result: RouterCallResult | None, error: ColibriError | None) -> LedgerRow:
+    def row(self, result: RouterCallResult | None, error: ColibriError | None) -> LedgerRow:
         elapsed = round((datetime.now(UTC) - self.started).total_seconds() * 1000)
         if result is not None:
             return LedgerRow(

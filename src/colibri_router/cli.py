@@ -1,5 +1,5 @@
 """The ``colibri-router`` command: ``serve`` (the default: MCP on stdio; ``serve --http`` for a
-team), and the subcommands of :mod:`colibri_router.commands` (``call``, ``models``, ``threads``,
+team), and the subcommands of :mod:`colibri_router.commands` (``call``, ``ask-many``, ``models``, ``threads``,
 ``usage``, ``run``, ``token``). Logging is configured before anything else runs, to stderr, because
 stdout is the JSON-RPC channel.
 
@@ -17,14 +17,22 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from colibri_router import __version__
-from colibri_router.commands import call, models, run, threads, token, usage
+from colibri_router.commands import ask_many, call, models, run, threads, token, usage
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
 from colibri_router.providers import load_registry, provider_names
 from colibri_router.settings import load_settings
 
 HTTP_FLAGS = ("host", "port", "path", "workers")
-COMMANDS = {"call": call, "models": models, "threads": threads, "usage": usage, "run": run, "token": token}
+COMMANDS = {
+    "call": call,
+    "ask-many": ask_many,
+    "models": models,
+    "threads": threads,
+    "usage": usage,
+    "run": run,
+    "token": token,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="MCP server (stdio) whose tool router_call sends prompts and tool loops to other models.",
     )
     parser.add_argument("--version", action="version", version=f"colibri-router {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="{serve,call,models,threads,usage,run,token}")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,call,ask-many,models,threads,usage,run,token}")
     serve = commands.add_parser("serve", help="run the MCP server on stdio (the default), or --http")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     # No defaults here: an option given without --http is an error; HttpOptions holds the defaults.

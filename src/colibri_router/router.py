@@ -83,7 +83,8 @@ async def route(
     settings = settings or load_settings()  # the caller's reading of this call's settings, if it made one
     registry = load_registry()
     call = _Call(args, settings, registry, Deadline.after(args.timeout_s or settings.timeout_s), client, notify, admit)
-    candidates = [(args.provider, args.model), *((None, m) for m in (args.fallback or registry.fallback))]
+    fallback = registry.fallback if args.fallback is None else args.fallback  # []: no fallback, not the config's
+    candidates = [(args.provider, args.model), *((None, m) for m in fallback)]
     attempts: list[Attempt] = []
     for position, (provider, model) in enumerate(candidates):
         started = time.monotonic()

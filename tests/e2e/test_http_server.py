@@ -68,6 +68,7 @@ async def test_tools_and_a_tool_loop_with_progress_over_http(
             )
     assert {tool.name for tool in listed.tools} == {
         "router_call",
+        "router_ask_many",
         "router_models",
         "router_threads",
         "router_usage",

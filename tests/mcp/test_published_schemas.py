@@ -54,6 +54,7 @@ async def test_each_tools_first_call_validates_with_its_model() -> None:
     """Each server builds its tools anew: the first call on each loads the argument model."""
     for tool, arguments, needle in [
         ("router_call", {"prompt": "a", "surprise": 1}, "surprise"),
+        ("router_ask_many", {"prompt": "a", "models": ["a", "b"], "thread_id": "new"}, "thread_id"),
         ("router_models", {"live": "sometimes"}, "live"),
         ("router_threads", {"action": "explode"}, "action"),
         ("router_usage", {"since": "yesterday"}, "since"),

@@ -53,6 +53,7 @@ async def test_lists_the_tools_with_described_schemas_and_annotations() -> None:
         tools = (await client.list_tools()).tools
     assert [tool.name for tool in tools] == [
         "router_call",
+        "router_ask_many",
         "router_models",
         "router_threads",
         "router_usage",
@@ -251,3 +252,32 @@ async def test_progress_is_reported_when_the_host_asks(
     assert updates, "no progress notification reached the host"
     assert [p for p, _ in updates] == sorted({p for p, _ in updates})  # strictly increasing
     assert all(message and message.startswith("kimi: ") for _, message in updates)
+
+
+async def test_router_ask_many_is_listed_with_its_schemas_and_fails_only_when_every_model_fails(
+    fake_upstream: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fake_upstream import error
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_upstream.anthropic_base_url)
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", "sk-kimi-test-0123456789")
+    monkeypatch.setenv("COLIBRI_KIMI_BASE_URL", fake_upstream.kimi_base_url)
+    fake_upstream.anthropic.enqueue(error(401, error_type="authentication_error", message="invalid x-api-key"))
+    fake_upstream.kimi.enqueue(error(401, error_type="invalid_authentication_error", message="Invalid Authentication"))
+    models = ["claude-sonnet-4-5", "kimi-k2.6"]
+    async with Client(build_server()) as client:
+        tool = next(t for t in (await client.list_tools()).tools if t.name == "router_ask_many")
+        failed = await client.call_tool("router_ask_many", {"prompt": "hi", "models": models})
+        answered = await client.call_tool("router_ask_many", {"prompt": "hi", "models": models})
+    assert tool.annotations is not None and tool.annotations.read_only_hint is True
+    assert tool.output_schema is not None
+    assert {"answers", "total_cost_usd", "wall_ms", "verdict"} <= set(tool.output_schema["properties"])
+    assert tool.input_schema["required"] == ["models"]
+    assert failed.is_error
+    text = failed.content[0].text
+    assert text.startswith("ANTHROPIC_API_ERROR: every model failed: claude-sonnet-4-5: ")
+    assert [a["model"] for a in failed.structured_content["attempts"]] == models
+    assert not answered.is_error
+    assert json.loads(answered.content[0].text) == answered.structured_content
+    assert [a["content"] for a in answered.structured_content["answers"]] == ["echo: hi", "echo: hi"]

@@ -167,6 +167,10 @@ async def test_the_config_files_chain_applies_when_the_call_gives_none(
         model="gpt-4.1",
     )
     assert (result.provider, result.model) == ("claude", "claude-opus-4-1")
+    # An empty `fallback` is no fallback, not the config file's chain.
+    with pytest.raises(ColibriError) as caught:
+        await call({"openai.test": lambda _: httpx.Response(429, json=OPENAI_QUOTA)}, model="gpt-4.1", fallback=[])
+    assert [a["provider"] for a in caught.value.attempts] == ["openai"]
 
 
 async def test_aliases_resolve_and_the_result_names_the_model() -> None:

@@ -13,6 +13,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from pydantic import ConfigDict
 
 from colibri_router.schema import RouterCallInput
+from colibri_router.schema_many import RouterAskManyInput
 from colibri_router.schema_tools import RouterModelsInput, RouterRunInput, RouterThreadsInput, RouterUsageInput
 
 
@@ -26,6 +27,10 @@ class _WholeArguments(ArgModelBase):
 
 class RouterCallArguments(RouterCallInput, _WholeArguments):
     model_config = ConfigDict(title="router_call arguments")
+
+
+class RouterAskManyArguments(RouterAskManyInput, _WholeArguments):
+    model_config = ConfigDict(title="router_ask_many arguments")
 
 
 class RouterModelsArguments(RouterModelsInput, _WholeArguments):
@@ -47,6 +52,7 @@ class RouterRunArguments(RouterRunInput, _WholeArguments):
 # Tool name → its argument model.
 ARGUMENTS: dict[str, type[ArgModelBase]] = {
     "router_call": RouterCallArguments,
+    "router_ask_many": RouterAskManyArguments,
     "router_models": RouterModelsArguments,
     "router_threads": RouterThreadsArguments,
     "router_usage": RouterUsageArguments,

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from colibri_router.schema import RouterCallResult
+from colibri_router.schema_many import RouterAskManyResult
 from colibri_router.schema_tools import RouterModelsResult, RouterThreadsResult, RouterUsageResult
 from colibri_router.server.arguments import ARGUMENTS
 from colibri_router.server.schemas import SCHEMAS_FILE
@@ -18,6 +19,7 @@ COMMAND = "uv run python -m colibri_router.server.generate_schemas"
 # Tool name → its result model; router_run answers a report whose shape depends on the scenario.
 OUTPUTS: dict[str, type[BaseModel]] = {
     "router_call": RouterCallResult,
+    "router_ask_many": RouterAskManyResult,
     "router_models": RouterModelsResult,
     "router_threads": RouterThreadsResult,
     "router_usage": RouterUsageResult,
@@ -28,10 +30,27 @@ def generate() -> dict[str, dict[str, Any]]:
     """Every tool's input and output schema, from its argument and result models."""
     return {
         tool: {
-            "input": model.model_json_schema(by_alias=True),
-            "output": OUTPUTS[tool].model_json_schema() if tool in OUTPUTS else None,
+            "input": without_titles(model.model_json_schema(by_alias=True)),
+            "output": without_titles(OUTPUTS[tool].model_json_schema()) if tool in OUTPUTS else None,
         }
         for tool, model in ARGUMENTS.items()
+    }
+
+
+def without_titles(schema: Any) -> Any:
+    """``schema`` without the ``title`` pydantic gives every property and model ("Max Tokens" for
+    ``max_tokens``): the names say it already, and the host's model reads tools/list on every turn
+    (about 3,000 characters of it were titles). A property named ``title`` stays."""
+    if isinstance(schema, list):
+        return [without_titles(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: {name: without_titles(spec) for name, spec in value.items()}
+        if key == "properties" and isinstance(value, dict)
+        else without_titles(value)
+        for key, value in schema.items()
+        if key != "title"
     }
 
 

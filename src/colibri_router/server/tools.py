@@ -54,6 +54,7 @@ INSTRUCTIONS = (
 if TYPE_CHECKING:
     from colibri_router.callers import Caller
     from colibri_router.schema import RouterCallInput
+    from colibri_router.schema_many import RouterAskManyInput
     from colibri_router.schema_tools import RouterModelsInput, RouterRunInput, RouterThreadsInput, RouterUsageInput
 
 # progress, message, total (None: unknown): what the SDK's progress notification carries.
@@ -129,6 +130,14 @@ async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> Cal
     )
 
 
+async def router_ask_many(arguments: RouterAskManyInput, ctx: Context[Any, Any]) -> CallToolResult:
+    from colibri_router.many import ask_many
+
+    return await _answer(
+        "router_ask_many", ctx, lambda who: ask_many(arguments, principal=who.name, notify=_notifier(ctx))
+    )
+
+
 async def router_models(arguments: RouterModelsInput, ctx: Context[Any, Any]) -> CallToolResult:
     from colibri_router.catalog import list_models
 
@@ -167,10 +176,12 @@ def success_result(result: BaseModel | dict[str, Any]) -> CallToolResult:
 
 
 def _sparse(result: BaseModel) -> bool:
-    """router_threads answers only the fields of its action; every other result has all its fields."""
+    """router_threads answers only the fields of its action, router_ask_many leaves out what an answer
+    lacks; every other result has all its fields."""
+    from colibri_router.schema_many import RouterAskManyResult
     from colibri_router.schema_tools import RouterThreadsResult
 
-    return isinstance(result, RouterThreadsResult)
+    return isinstance(result, RouterThreadsResult | RouterAskManyResult)
 
 
 def error_result(error: ColibriError) -> CallToolResult:
@@ -222,6 +233,19 @@ def tools() -> list[Tool]:
             title="Route to another model",
             description=TOOL_DESCRIPTION,
             # It changes nothing on the user's machine and talks to services outside it.
+            annotations=ToolAnnotations(
+                read_only_hint=True, open_world_hint=True, destructive_hint=False, idempotent_hint=False
+            ),
+        ),
+        _tool(
+            router_ask_many,
+            name="router_ask_many",
+            schemas=schemas,
+            title="Ask several models at once",
+            description="Ask 2-8 models the same thing in parallel (router_call's input, `models` instead of "
+            "`model`): every answer in order, or its error. With `judge`: a verdict on the anonymised answers "
+            "(synthesis, agreement 0-1). One deadline for all; max_cost_usd and budgets count every model "
+            "and the judge.",
             annotations=ToolAnnotations(
                 read_only_hint=True, open_world_hint=True, destructive_hint=False, idempotent_hint=False
             ),
