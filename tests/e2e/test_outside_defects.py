@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_upstream import FakeUpstream, cohere_text
+from fake_upstream import FakeUpstream, cohere_text, error
 from harness import every_provider_env, router_session
 
 pytestmark = pytest.mark.e2e
@@ -38,3 +38,18 @@ async def test_a_cohere_stream_ending_with_finish_timeout_is_a_retryable_timeout
 
     assert fake_upstream.violations == []
     assert (failure["kind"], failure["retryable"], failure["provider"]) == ("TIMEOUT", True, "cohere")
+
+
+@pytest.mark.parametrize(
+    ("route", "model", "error_type"),
+    [("anthropic", "claude-sonnet-4-5", "api_error"), ("openai", "gpt-4.1", "server_error")],
+)
+async def test_an_upstream_504_with_a_generic_type_is_a_timeout(
+    fake_upstream: FakeUpstream, server_log: Path, route: str, model: str, error_type: str
+) -> None:
+    reply = error(504, message="Internal server error", error_type=error_type, headers={"Retry-After": "0"})
+    fake_upstream.route(route).enqueue(*[reply] * 4)
+
+    failure = await error_of(every_provider_env(fake_upstream), server_log, model=model)
+
+    assert (failure["kind"], failure["retryable"], failure["status"]) == ("TIMEOUT", True, 504)
