@@ -53,3 +53,19 @@ async def test_an_upstream_504_with_a_generic_type_is_a_timeout(
     failure = await error_of(every_provider_env(fake_upstream), server_log, model=model)
 
     assert (failure["kind"], failure["retryable"], failure["status"]) == ("TIMEOUT", True, 504)
+
+
+async def test_router_models_shows_a_bare_alias_as_provider_and_model(
+    fake_upstream: FakeUpstream, tmp_path: Path, server_log: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[aliases]\nmine = "kimi-k2-turbo-preview"\nwriter = "claude-sonnet-4-5"\n')
+    env = {**every_provider_env(fake_upstream), "COLIBRI_CONFIG": str(config)}
+    async with router_session(env, server_log) as session:
+        listing = (await session.call_tool("router_models", {})).structured_content or {}
+        only_kimi = (await session.call_tool("router_models", {"provider": "kimi"})).structured_content or {}
+
+    assert listing["aliases"]["mine"] == "kimi:kimi-k2-turbo-preview"
+    assert listing["aliases"]["writer"] == "claude:claude-sonnet-4-5"
+    assert all(":" in target for target in listing["aliases"].values())
+    assert "mine" in only_kimi["aliases"] and "writer" not in only_kimi["aliases"]
