@@ -3,6 +3,7 @@ against the strict fake: a gateway's 504, a Cohere stream that ran out of time."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,35 @@ async def test_router_models_shows_a_bare_alias_as_provider_and_model(
     assert listing["aliases"]["writer"] == "claude:claude-sonnet-4-5"
     assert all(":" in target for target in listing["aliases"].values())
     assert "mine" in only_kimi["aliases"] and "writer" not in only_kimi["aliases"]
+
+
+async def test_every_tool_answers_arguments_failing_its_schema_with_invalid_request(
+    fake_upstream: FakeUpstream, server_log: Path
+) -> None:
+    bad = {
+        "router_call": {"prompt": "hi", "surprise": 1},
+        "router_models": {"live": "maybe"},
+        "router_threads": {"action": "zap"},
+        "router_usage": {"since": 3},
+        "router_run": {"scenario": 4},
+    }
+    async with router_session(every_provider_env(fake_upstream), server_log) as session:
+        results = {tool: await session.call_tool(tool, arguments) for tool, arguments in bad.items()}
+        still = await session.call_tool("router_models", {"provider": "kimi"})
+
+    for tool, result in results.items():
+        assert result.is_error, tool
+        text = result.content[0].text  # type: ignore[union-attr]
+        first, second = text.split("\n")
+        assert first.startswith("INVALID_REQUEST: "), text
+        assert "pydantic" not in text and "Error executing tool" not in text
+        assert (result.structured_content or {})["error"]["code"] == "INVALID_REQUEST"
+        assert json.loads(second) == result.structured_content
+    assert (
+        results["router_call"]
+        .content[0]
+        .text.startswith(  # type: ignore[union-attr]
+            "INVALID_REQUEST: surprise: Extra inputs are not permitted\n"
+        )
+    )
+    assert not still.is_error
