@@ -4,12 +4,15 @@ against the strict fake: a gateway's 504, a Cohere stream that ran out of time."
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_upstream import FakeUpstream, cohere_text, error
-from harness import every_provider_env, router_session
+from harness import SERVER_COMMAND, every_provider_env, router_session
+from http_harness import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -102,3 +105,57 @@ async def test_every_tool_answers_arguments_failing_its_schema_with_invalid_requ
         )
     )
     assert not still.is_error
+
+
+# Makes asyncpg unimportable, as on an install without the `postgres` extra: the path finder no longer
+# sees it, so `import asyncpg` fails and `importlib.util.find_spec("asyncpg")` is None, as when absent.
+WITHOUT_ASYNCPG = """\
+import sys
+from importlib.machinery import PathFinder
+
+
+class _WithoutAsyncpg(PathFinder):
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        if fullname == "asyncpg" or fullname.startswith("asyncpg."):
+            return None
+        return super().find_spec(fullname, path, target)
+
+
+sys.meta_path[:] = [_WithoutAsyncpg if finder is PathFinder else finder for finder in sys.meta_path]
+"""
+
+
+def test_serve_http_refuses_a_postgresql_url_without_asyncpg_before_serving(
+    fake_upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(WITHOUT_ASYNCPG)
+    env = {
+        **every_provider_env(fake_upstream),
+        "PYTHONPATH": str(shim),
+        "COLIBRI_DATABASE_URL": "postgresql://colibri:secret-pw@127.0.0.1:9/colibri",
+    }
+    probe = subprocess.run(
+        [sys.executable, "-c", "import asyncpg"], env=env, check=False, capture_output=True, text=True, timeout=60
+    )
+    assert probe.returncode == 1 and "No module named 'asyncpg'" in probe.stderr  # the shim works
+
+    refused = subprocess.run(
+        [SERVER_COMMAND, "serve", "--http", "--port", str(free_port())],
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert refused.returncode == 2, refused.stderr
+    lines = refused.stderr.strip().splitlines()
+    assert lines[-1] == (
+        "colibri-router serve: COLIBRI_DATABASE_URL names a PostgreSQL database, which needs asyncpg: "
+        "pip install 'colibri-router[postgres]'"
+    )
+    assert "Traceback" not in refused.stderr and "Uvicorn running" not in refused.stderr
+    assert "secret-pw" not in refused.stderr
