@@ -67,7 +67,7 @@ async def test_a_bare_alias_is_listed_under_its_provider(config: Path) -> None:
     assert "my-own-finetune" in result.providers[0].models
 
 
-@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     target=st.from_regex(r"[a-z][a-z0-9.\-]{0,20}(:[a-zA-Z0-9.\-/]{1,20})?", fullmatch=True),
 )
