@@ -282,3 +282,15 @@ def test_a_base_url_that_is_no_http_url_is_named_with_its_variable(fake_upstream
     assert providers(document)["kimi"]["problems"] == [
         "kimi: base URL 'api.moonshot.ai/v1' is not an http(s) URL (from COLIBRI_KIMI_BASE_URL)"
     ]
+
+
+def test_a_bad_provider_table_is_reported_with_its_line(fake_upstream: FakeUpstream, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[aliases]\nmine = "kimi-k2.6"\n\n[providers.gpu-box]\nwire = "telepathy"\nbase_url = "x"\n')
+    env = {**host_env(fake_upstream), "COLIBRI_CONFIG": str(config)}
+
+    status, document = report(env)
+
+    assert status == 1
+    (problem,) = document["config_file"]["problems"]
+    assert "[providers.gpu-box]" in problem and problem.endswith("(line 4)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from pathlib import Path
 
 from colibri_router.checkup import Section
@@ -75,7 +76,7 @@ def config_file() -> Section:
         config = load_config(frozenset(BUILTIN))
     except ConfigError as error:
         section.summary = f"{path}: invalid"
-        section.fail(error.message)
+        section.fail(error.message + _table_line(path, error.message))
         return section
     names = [spec.name for spec in config.providers]
     section.fields.update(providers=names, aliases=len(config.aliases), fallback=list(config.fallback))
@@ -85,3 +86,20 @@ def config_file() -> Section:
         + (f", fallback {' → '.join(config.fallback)}" if config.fallback else "")
     )
     return section
+
+
+_TABLE_NAMED = re.compile(r", \[([^\]]+)\]: ")
+
+
+def _table_line(path: Path, message: str) -> str:
+    """`` (line N)`` for a problem in a table the message names (a TOML error already has its line)."""
+    named = _TABLE_NAMED.search(message)
+    if named is None:
+        return ""
+    header = re.compile(rf"\s*\[\s*{re.escape(named.group(1))}\s*\]")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    number = next((n for n, line in enumerate(lines, start=1) if header.match(line)), None)
+    return f" (line {number})" if number is not None else ""
