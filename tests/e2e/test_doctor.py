@@ -294,3 +294,17 @@ def test_a_bad_provider_table_is_reported_with_its_line(fake_upstream: FakeUpstr
     assert status == 1
     (problem,) = document["config_file"]["problems"]
     assert "[providers.gpu-box]" in problem and problem.endswith("(line 4)")
+
+
+def test_a_broken_setting_makes_the_hosts_log_line_point_to_doctor(fake_upstream: FakeUpstream) -> None:
+    env = {**host_env(fake_upstream), "COLIBRI_TIMEOUT_S": "soon"}
+
+    served = subprocess.run(
+        [SERVER_COMMAND], env=env, stdin=subprocess.DEVNULL, check=False, capture_output=True, text=True, timeout=60
+    )
+
+    lines = [json.loads(line) for line in served.stderr.splitlines() if line.startswith("{")]
+    (hello,) = [line for line in lines if line["event"].startswith("serving MCP on stdio")]
+    assert "COLIBRI_TIMEOUT_S" in hello["broken_setting"]
+    assert hello["check_with"] == "colibri-router doctor"
+    assert served.stdout == ""
