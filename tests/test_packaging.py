@@ -7,8 +7,11 @@ All offline. The MCP registry schema lives in the shared directory next to the r
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 import tomllib
 import typing
 from pathlib import Path
@@ -16,6 +19,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from fake_upstream import FakeUpstream
 
 import colibri_router
 from colibri_router.providers import BUILTIN
@@ -275,3 +279,25 @@ def test_readme_provider_table_matches_the_registry() -> None:
         assert f"`{spec.base_url}`" in row and f"`{spec.base_url_env}`" in row, name
         assert all(f"`{key}`" in row for key in spec.key_envs), name
         assert (f"`{spec.default_model}`" if spec.default_model else "pass `model`") in row, name
+
+
+def test_readme_documents_doctor_and_its_command_runs(fake_upstream: FakeUpstream, tmp_path: Path) -> None:
+    """The Troubleshooting section's doctor command, run as written against the loopback fake."""
+    assert "colibri-router doctor [--live] [--http [--host H]] [--json]" in readme_section("Command line")
+    (command,) = [block.strip() for block in code_blocks(readme_section("Troubleshooting"), "bash")]
+    assignment, program, *args = command.split()
+    variable, _, _ = assignment.partition("=")
+    assert (program, args) == ("colibri-router", ["doctor", "--live"])
+    fake_upstream.kimi.models = ["kimi-k2.6"]
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        variable: "sk-readme-doctor-0123456789",
+        "COLIBRI_KIMI_BASE_URL": fake_upstream.kimi_base_url,
+        BUILTIN["kimi-anthropic"].base_url_env: fake_upstream.base_url("kimi-anthropic"),  # the same key
+        "COLIBRI_STATE_DIR": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    executable = Path(sys.executable).with_name("colibri-router")
+    done = subprocess.run([str(executable), *args], env=env, check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "live: 1 model in " in done.stdout and "sk-readme-doctor" not in done.stdout

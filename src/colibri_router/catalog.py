@@ -9,6 +9,7 @@ a result: ``configured`` only says whether one is set.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 
 import anyio
 import httpx
@@ -26,6 +27,7 @@ from colibri_router.providers import (
     load_registry,
 )
 from colibri_router.schema_tools import ProviderModels, RouterModelsInput, RouterModelsResult
+from colibri_router.settings import load_settings
 from colibri_router.transport import get_json
 from colibri_router.wires import codec_for
 
@@ -33,14 +35,16 @@ MAX_SUGGESTIONS = 3
 LIVE_TIMEOUT_S = 10.0
 
 
-def known_models(spec: ProviderSpec, registry: Registry) -> list[str]:
+def known_models(spec: ProviderSpec, registry: Registry, aliases: Mapping[str, str] | None = None) -> list[str]:
+    """The names known for ``spec``; ``aliases``: the registry's alias targets, already resolved."""
     names: dict[str, None] = {}
     if spec.default_model:
         names[spec.default_model] = None
     names.update(dict.fromkeys(spec.models))
-    for target in registry.aliases.values():
+    targets = aliases if aliases is not None else registry.alias_targets(load_settings())
+    for target in targets.values():
         provider, colon, model = target.partition(":")
-        if colon and provider == spec.name:
+        if colon and model and provider == spec.name:
             names[model] = None
     if spec.price_provider:
         names.update(dict.fromkeys(priced_models(spec.price_provider)))
@@ -59,8 +63,9 @@ async def list_models(args: RouterModelsInput, *, client: httpx.AsyncClient | No
     """Every provider (or the one asked for) with what is known of its models; with ``live``, each
     configured provider's own list too, asked in parallel within :data:`LIVE_TIMEOUT_S`."""
     registry = load_registry()
+    targets = registry.alias_targets(load_settings())
     specs = [registry.get(args.provider)] if args.provider else list(registry.providers.values())
-    entries = [_entry(spec, registry) for spec in specs]
+    entries = [_entry(spec, registry, targets) for spec in specs]
     if args.live:
         http = client if client is not None else await shared_client()
         with anyio.move_on_after(LIVE_TIMEOUT_S):
@@ -72,20 +77,20 @@ async def list_models(args: RouterModelsInput, *, client: httpx.AsyncClient | No
                         group.start_soon(_ask_live, spec, entry, http)
     aliases = {
         alias: target
-        for alias, target in registry.aliases.items()
+        for alias, target in targets.items()
         if args.provider is None or target.startswith(f"{args.provider}:")
     }
     return RouterModelsResult(providers=entries, aliases=aliases)
 
 
-def _entry(spec: ProviderSpec, registry: Registry) -> ProviderModels:
+def _entry(spec: ProviderSpec, registry: Registry, aliases: Mapping[str, str]) -> ProviderModels:
     return ProviderModels(
         name=spec.name,
         wire=spec.wire,
         configured=configured(spec),
         base_url=configured_base_url(spec),
         default_model=spec.default_model,
-        models=known_models(spec, registry),
+        models=known_models(spec, registry, aliases),
         live_error=None,
     )
 

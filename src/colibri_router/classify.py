@@ -56,6 +56,10 @@ LABEL_KINDS: Mapping[str, Kind] = {
 }
 # Labels too generic to outrank a phrase: an `invalid_request_error` may well be a context overflow.
 _GENERIC_LABELS = frozenset({"invalid_request_error", "invalid_argument", "not_found", "api_error"})
+# Labels that say only "it failed on our side" (Anthropic's `api_error`, OpenAI's `server_error`, gRPC's
+# INTERNAL/UNAVAILABLE, a gateway's default): a status that names the failure (408 and 504: time ran out)
+# says more than they do, so they are set aside when it does.
+_SERVER_TROUBLE_LABELS = frozenset({"api_error", "server_error", "internal", "internal_server_error", "unavailable"})
 
 
 def classify(
@@ -66,6 +70,8 @@ def classify(
 ) -> Kind:
     """The kind of an upstream failure from its HTTP status, the provider's labels and its message."""
     known = [label.lower() for label in labels if label]
+    if status in (408, 504):
+        known = [label for label in known if label not in _SERVER_TROUBLE_LABELS]
     for label in known:
         if label in LABEL_KINDS and label not in _GENERIC_LABELS:
             return LABEL_KINDS[label]

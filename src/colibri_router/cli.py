@@ -1,6 +1,6 @@
 """The ``colibri-router`` command: ``serve`` (the default: MCP on stdio; ``serve --http`` for a
 team), and the subcommands of :mod:`colibri_router.commands` (``call``, ``ask-many``, ``models``, ``threads``,
-``usage``, ``run``, ``token``). Logging is configured before anything else runs, to stderr, because
+``usage``, ``run``, ``token``, ``doctor``). Logging is configured before anything else runs, to stderr, because
 stdout is the JSON-RPC channel.
 
 Serving says hello on stderr (a line for a person on a terminal, a log line for a host) and ends at
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from colibri_router import __version__
-from colibri_router.commands import ask_many, call, models, run, threads, token, usage
+from colibri_router.commands import ask_many, call, doctor, models, run, threads, token, usage
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
 from colibri_router.providers import load_registry, provider_names
@@ -32,6 +32,7 @@ COMMANDS = {
     "usage": usage,
     "run": run,
     "token": token,
+    "doctor": doctor,
 }
 
 
@@ -41,7 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="MCP server (stdio) whose tool router_call sends prompts and tool loops to other models.",
     )
     parser.add_argument("--version", action="version", version=f"colibri-router {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="{serve,call,ask-many,models,threads,usage,run,token}")
+    commands = parser.add_subparsers(
+        dest="command", metavar="{serve,call,ask-many,models,threads,usage,run,token,doctor}"
+    )
     serve = commands.add_parser("serve", help="run the MCP server on stdio (the default), or --http")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     # No defaults here: an option given without --http is an error; HttpOptions holds the defaults.
@@ -64,7 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command = COMMANDS.get(args.command or "serve")
     if command is not None:
-        _configure_logging_from_settings()
+        if getattr(command, "REPORTS_SETTINGS", False):
+            configure_logging("warning")  # it names every broken setting itself, on stdout
+        else:
+            _configure_logging_from_settings()
         status: int = command.run(args, sys.stdin, sys.stdout)
         return status
     if getattr(args, "http", False):
@@ -135,20 +141,39 @@ def say_hello(stderr: TextIO, hello: str = HELLO, event: str = HELLO_EVENT) -> N
     else (a host's log) one structured info line (``event``). Never on stdout, the JSON-RPC channel."""
     keys = provider_keys()
     with_key = [name for name, _, has_key in keys if has_key]
+    broken = _broken_setting()
     if not stderr.isatty():
+        extra = {"broken_setting": broken, "check_with": DOCTOR} if broken else {}
         get_logger(__name__).info(
             event,
             version=__version__,
             providers_with_key=with_key,
             providers_without_key=[name for name, _, has_key in keys if not has_key],
+            **extra,
         )
         return
     if with_key:
         summary = f"providers with a key: {', '.join(with_key)}"
     else:
         summary = "no provider has a key yet" + (f" (set e.g. {keys[0][1]})" if keys else "")
+    if broken:
+        summary += f"; a setting is broken ({broken}): run `{DOCTOR}`"
     stderr.write(f"colibri-router {__version__}: {hello}; {summary}\n")
     stderr.flush()
+
+
+DOCTOR = "colibri-router doctor"
+
+
+def _broken_setting() -> str | None:
+    """What is broken among the settings, the env file and the config file (every call would fail
+    with it), or None."""
+    try:
+        load_settings()
+        load_registry()
+    except ConfigError as error:
+        return error.message
+    return None
 
 
 def provider_keys() -> list[tuple[str, str, bool]]:
@@ -170,8 +195,12 @@ def _configure_logging_from_settings() -> None:
         level, problem = "info", error.message
     configure_logging(level)
     if problem is not None:
-        get_logger(__name__).warning("invalid settings: calls will fail until this is fixed", problem=problem)
+        get_logger(__name__).warning(
+            "invalid settings: calls will fail until this is fixed", problem=problem, check_with=DOCTOR
+        )
     try:
         load_registry()  # the config file: a broken one fails every call, so say it now
     except ConfigError as error:
-        get_logger(__name__).warning("invalid config file: calls will fail until this is fixed", problem=error.message)
+        get_logger(__name__).warning(
+            "invalid config file: calls will fail until this is fixed", problem=error.message, check_with=DOCTOR
+        )

@@ -10,13 +10,15 @@ from colibri_router.errors import ColibriError
 from colibri_router.schema import ErrorDetail
 
 INTERNAL_ERROR = "INTERNAL_ERROR"
+# Said after a setting's error: the command that checks every setting at once, keys included.
+DOCTOR_HINT = " (check every setting: `colibri-router doctor`)"
 
 
 def error_structured(error: ColibriError) -> dict[str, Any]:
     detail = ErrorDetail(
         code=error.code,
         kind=error.kind,
-        message=error.message,
+        message=error.message + (DOCTOR_HINT if error.kind == "CONFIG_ERROR" else ""),
         provider=error.provider,
         model=error.model,
         status=error.status,
@@ -36,4 +38,6 @@ def internal_error() -> ColibriError:
 
 
 def error_text(error: ColibriError, structured: dict[str, Any]) -> str:
-    return f"{error.code}: {error.message}\n{json.dumps(structured, ensure_ascii=False, separators=(',', ':'))}"
+    """``CODE: message`` (the message as ``structured`` says it), then ``structured`` as compact JSON."""
+    message = structured["error"]["message"]
+    return f"{error.code}: {message}\n{json.dumps(structured, ensure_ascii=False, separators=(',', ':'))}"

@@ -66,6 +66,18 @@ def test_cli_call_with_unreadable_tools_file_is_an_invalid_request(
     assert json.loads(capsys.readouterr().out)["error"]["code"] == "INVALID_REQUEST"
 
 
+def test_cli_call_arguments_failing_the_schema_are_said_as_the_tool_says_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = cli.main(["call", "hi", "--max-tokens", "0"])
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert code == 1
+    assert (error["code"], error["message"]) == (
+        "INVALID_REQUEST",
+        "max_tokens: Input should be greater than or equal to 1",
+    )
+
+
 def test_a_closed_stderr_never_breaks_a_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     stream = (tmp_path / "stderr.log").open("w")
     cli.configure_logging("info", stream)

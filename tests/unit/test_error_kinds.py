@@ -8,6 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from colibri_router.classify import classify
 from colibri_router.errors import RETRYABLE_KINDS, ConfigError, InvalidRequestError, KimiTimeoutError
@@ -253,6 +255,25 @@ CASES = [
     ),
     ("deepseek", 402, {"error": {"message": "Insufficient Balance", "type": "unknown_error"}}, "QUOTA_EXCEEDED"),
     ("together", 504, b"<html>Gateway Timeout</html>", "TIMEOUT"),
+    # 408 and 504 are timeouts whatever generic type the body names (issue 21)
+    ("claude", 504, {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}, "TIMEOUT"),
+    ("openai", 504, {"error": {"message": "The server had an error", "type": "server_error"}}, "TIMEOUT"),
+    ("openai", 408, {"error": {"message": "Request timed out", "type": "server_error", "code": None}}, "TIMEOUT"),
+    (
+        "together",
+        504,
+        {"error": {"message": "Gateway Timeout", "type": "server_error", "code": "gateway_timeout"}},
+        "TIMEOUT",
+    ),
+    ("gemini", 504, {"error": {"code": 504, "message": "Internal error", "status": "INTERNAL"}}, "TIMEOUT"),
+    ("gemini", 504, {"error": {"code": 504, "message": "Try again later", "status": "UNAVAILABLE"}}, "TIMEOUT"),
+    ("openai", 504, {"error": "Gateway Timeout"}, "TIMEOUT"),
+    (
+        "claude",
+        500,
+        {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}},
+        "PROVIDER_ERROR",
+    ),
 ]
 
 
@@ -283,3 +304,21 @@ def test_phrases_count_only_after_structured_labels() -> None:
         "CONTEXT_LENGTH"
     )
     assert classify(None, [], "", {}) == "UNKNOWN"
+
+
+GENERIC_SERVER_LABELS = ["api_error", "server_error", "internal", "unavailable", "internal_server_error"]
+
+
+@given(
+    status=st.sampled_from([408, 504]),
+    labels=st.lists(st.sampled_from(GENERIC_SERVER_LABELS), max_size=3),
+    message=st.text(max_size=40),
+)
+def test_a_timeout_status_outranks_a_generic_server_label(status: int, labels: list[str], message: str) -> None:
+    """408/504 say what failed (time ran out); a generic "server trouble" label says only where."""
+    assert classify(status, labels, message, {}) == "TIMEOUT"
+
+
+def test_a_specific_label_still_outranks_a_timeout_status() -> None:
+    assert classify(504, ["rate_limit_error"], "", {}) == "RATE_LIMITED"
+    assert classify(408, ["insufficient_quota", "server_error"], "", {}) == "QUOTA_EXCEEDED"

@@ -89,3 +89,15 @@ def test_the_command_line_refuses_options_that_cannot_apply(
 
     assert main(argv) == 2
     assert says in capsys.readouterr().err
+
+
+def test_a_database_this_install_cannot_use_is_refused_before_serving(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "asyncpg" else real(name, *a))
+    with pytest.raises(ConfigError, match=r"pip install 'colibri-router\[postgres\]'"):
+        plan(HttpOptions(), settings(database_url="postgresql://u@127.0.0.1:5432/db"))
+    with pytest.raises(ConfigError, match="COLIBRI_DATABASE_URL is not usable"):
+        plan(HttpOptions(), settings(database_url="mysql://u@127.0.0.1/db"))
+    assert plan(HttpOptions(), settings(database_url="postgresql://u@127.0.0.1:5432/db", store="off")).tokens is None

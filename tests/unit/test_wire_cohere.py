@@ -306,6 +306,21 @@ def test_finish_timeout_is_a_retryable_cohere_api_error() -> None:
         decode(response({"content": [{"type": "text", "text": "partial"}]}, finish="TIMEOUT"))
 
     assert (caught.value.code, caught.value.error_type, caught.value.retryable) == ("COHERE_API_ERROR", "TIMEOUT", True)
+    assert (caught.value.kind, caught.value.retryable_later) == ("TIMEOUT", True)
+
+
+def test_a_stream_ending_with_finish_timeout_is_a_timeout() -> None:
+    body = assemble(
+        sse("message-start", id="m"),
+        sse("content-start", index=0, delta={"message": {"content": {"type": "text", "text": ""}}}),
+        sse("content-delta", index=0, delta={"message": {"content": {"text": "partial"}}}),
+        sse("message-end", delta={"finish_reason": "TIMEOUT", "usage": {}}),
+    )
+
+    with pytest.raises(ApiError) as caught:
+        decode(body)
+
+    assert (caught.value.kind, caught.value.retryable, caught.value.retryable_later) == ("TIMEOUT", True, True)
 
 
 def test_unparseable_arguments_reach_the_host_intact() -> None:

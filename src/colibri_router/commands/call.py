@@ -52,7 +52,11 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         if args.tools is not None:
             fields["tools"] = json.loads(args.tools.read_text())
         arguments = RouterCallInput.model_validate(fields)
-    except (OSError, ValueError, ValidationError) as exc:
+    except ValidationError as exc:
+        from colibri_router.invalid import invalid_arguments
+
+        return emit_error(stdout, invalid_arguments(exc, fields))  # as the tool says it
+    except (OSError, ValueError) as exc:
         return invalid(stdout, str(exc))
 
     async def call() -> str:

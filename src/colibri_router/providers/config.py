@@ -52,9 +52,7 @@ NO_CONFIG = ConfigFile(path=None)
 
 
 def load_config(builtin_names: frozenset[str]) -> ConfigFile:
-    path = _config_path()
-    if path is None:
-        return NO_CONFIG
+    path = config_path()
     try:
         status = path.stat()
     except FileNotFoundError:
@@ -68,7 +66,8 @@ def load_config(builtin_names: frozenset[str]) -> ConfigFile:
     return _parse(str(path), status.st_mtime_ns, status.st_size, builtin_names)
 
 
-def _config_path() -> Path | None:
+def config_path() -> Path:
+    """The config file's path as the environment says now (it may not exist)."""
     configured = os.environ.get("COLIBRI_CONFIG")
     if configured:
         return Path(configured).expanduser()

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from colibri_router.errors import ConfigError, InvalidRequestError, error_family
+from colibri_router.errors import ColibriError, ConfigError, InvalidRequestError, error_family
 from colibri_router.providers.aliases import BUILTIN_ALIASES, resolve_alias
 from colibri_router.providers.builtin import BUILTIN_PROVIDERS
 from colibri_router.providers.config import ConfigFile, load_config
@@ -77,6 +77,20 @@ class Registry:
             if spec.builtin and spec.claims_model(model):
                 return Choice(spec, model)
         return Choice(self._default_provider(settings), model)
+
+    def alias_targets(self, settings: Settings) -> dict[str, str]:
+        """Every alias as the ``<provider>:<model>`` a call naming it goes to: a target written as a bare
+        model name is placed by the choosing rules above. A target no rule can place (``"kimi:"``, or a
+        default provider that is no provider) is shown as written: the call reports why."""
+        targets = {}
+        for alias, target in self.aliases.items():
+            try:
+                choice = self.choose(None, alias, settings)
+            except ColibriError:
+                targets[alias] = target
+            else:
+                targets[alias] = f"{choice.provider.name}:{choice.model}"
+        return targets
 
     def _default_provider(self, settings: Settings) -> ProviderSpec:
         spec = self.providers.get(settings.default_provider)

@@ -10,7 +10,7 @@ What this module adds to the SDK's app:
 - **Host/Origin checks.** ``COLIBRI_HTTP_ALLOWED_HOSTS``/``_ORIGINS`` feed the SDK's DNS-rebinding
   protection; on loopback without them only localhost is accepted.
 - **Refusals at start-up**, each saying why: a non-loopback address without allowed hosts, or
-  without a tokens file (unless ``--insecure-no-auth``).
+  without a tokens file (unless ``--insecure-no-auth``); a database this install cannot use.
 - **Cancellation.** In stateless mode a ``notifications/cancelled`` arrives on a POST of its own,
   which the SDK acknowledges and drops. :class:`CancelRouting` sees it once the SDK has accepted it
   (202: auth, Host and protocol checks passed) and cancels the call by (caller, request id) in this
@@ -48,7 +48,7 @@ from colibri_router.logs import configure_logging, get_logger
 from colibri_router.server.identity import caller_name
 from colibri_router.server.tools import IN_FLIGHT, build_server
 from colibri_router.settings import Settings, comma_list, load_settings
-from colibri_router.store import CancelBroadcast, shared_store
+from colibri_router.store import CancelBroadcast, check_database, shared_store
 from colibri_router.tokens import TokensFile
 
 # Where a parent hands the options to its uvicorn workers (each builds its own app).
@@ -97,6 +97,7 @@ def plan(options: HttpOptions, settings: Settings) -> HttpPlan:
     """Check the options against the environment; a :class:`ConfigError` says why it cannot run."""
     if not options.path.startswith("/"):
         raise ConfigError(f"--path must start with '/', got {options.path!r}")
+    check_database(settings)  # else the lifespan's cancel listener would fail once uvicorn started
     loopback = is_loopback(options.host)
     hosts, origins = comma_list(settings.http_allowed_hosts), comma_list(settings.http_allowed_origins)
     if not loopback and not hosts:

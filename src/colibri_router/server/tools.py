@@ -16,6 +16,7 @@ kind, message, provider, model, status, retryable, retry_after_s}}`` (and ``atte
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -25,10 +26,10 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from colibri_router import __version__
-from colibri_router.errors import ColibriError
+from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.inflight import InFlight, call_key
 from colibri_router.logs import get_logger
 from colibri_router.providers import provider_names
@@ -69,7 +70,11 @@ IN_FLIGHT = InFlight()
 class _ArgumentsOnFirstCall(FuncMetadata):
     """The tool's argument model, imported when a call first needs it: start-up publishes the
     precomputed schema (:mod:`.schemas`) and builds no model. The SDK reads ``arg_model`` afresh on
-    every call, so setting it once is enough."""
+    every call, so setting it once is enough.
+
+    Arguments that fail the model are handed to the tool as an :class:`InvalidRequestError` (see
+    :func:`_refusing_invalid`): raised here, the SDK would answer its own text (pydantic's report,
+    URLs included) with no code and no structured error."""
 
     tool: str
 
@@ -78,7 +83,27 @@ class _ArgumentsOnFirstCall(FuncMetadata):
             from colibri_router.server.arguments import ARGUMENTS
 
             self.arg_model = ARGUMENTS[self.tool]
-        return super().validate_arguments(arguments_to_validate)
+        try:
+            return super().validate_arguments(arguments_to_validate)
+        except ValidationError as error:
+            from colibri_router.invalid import invalid_arguments
+
+            return {"arguments": invalid_arguments(error, self.pre_parse_json(arguments_to_validate))}
+
+
+def _refusing_invalid(
+    tool: str, fn: Callable[[Any, Context[Any, Any]], Awaitable[CallToolResult]]
+) -> Callable[[Any, Context[Any, Any]], Awaitable[CallToolResult]]:
+    """``fn``, answering arguments that failed their model with the error result every failure has."""
+
+    @functools.wraps(fn)
+    async def run(arguments: Any, ctx: Context[Any, Any]) -> CallToolResult:
+        if isinstance(arguments, InvalidRequestError):
+            get_logger(__name__).warning(f"{tool} refused its arguments", code=arguments.code, error=arguments.message)
+            return error_result(arguments)
+        return await fn(arguments, ctx)
+
+    return run
 
 
 def _notifier(ctx: Context[Any, Any]) -> Notify:
@@ -207,7 +232,7 @@ def _tool(
 ) -> Tool:
     """``schemas``: every tool's published input and output schema (see :mod:`.schemas`)."""
     return Tool(
-        fn=fn,
+        fn=_refusing_invalid(name, fn),
         name=name,
         title=title,
         description=description,

@@ -88,6 +88,7 @@ __all__ = [
     "ThreadSummary",
     "UsageReport",
     "UsageTotals",
+    "check_database",
     "database_location",
     "default_state_dir",
     "format_usd",
@@ -233,16 +234,28 @@ def database_location(settings: Settings, state_dir: Path | None = None) -> Path
     return (state_dir if state_dir is not None else _state_dir(settings)) / DATABASE_FILENAME
 
 
+def check_database(settings: Settings) -> None:
+    """Refuse, as a :class:`ConfigError`, a configured database this install cannot use: a malformed
+    ``COLIBRI_DATABASE_URL``, or a PostgreSQL one without asyncpg. Nothing is opened or imported:
+    for a server's start-up, which must refuse before it serves rather than fail in its lifespan."""
+    if settings.store != "off":
+        _require_driver(database_location(settings))
+
+
+def _require_driver(location: Path | str) -> None:
+    if isinstance(location, str) and importlib.util.find_spec("asyncpg") is None:
+        raise ConfigError(
+            "COLIBRI_DATABASE_URL names a PostgreSQL database, which needs asyncpg: "
+            "pip install 'colibri-router[postgres]'"
+        )
+
+
 def _open(location: Path | str, thread_ttl_days: float, clock: Clock) -> Store:
     if isinstance(location, Path):
         from colibri_router.store.sqlite import SqliteStore  # imports sqlite3 only when a store is wanted
 
         return SqliteStore(location, thread_ttl_days=thread_ttl_days, clock=clock)
-    if importlib.util.find_spec("asyncpg") is None:
-        raise ConfigError(
-            "COLIBRI_DATABASE_URL names a PostgreSQL database, which needs asyncpg: "
-            "pip install 'colibri-router[postgres]'"
-        )
+    _require_driver(location)
     from colibri_router.store.postgres import PostgresStore  # imports asyncpg only when it is wanted
 
     return PostgresStore(location, thread_ttl_days=thread_ttl_days, clock=clock)

@@ -102,12 +102,14 @@ class CohereCodec:
             raise self.dialect.errors.api("Cohere ended the answer with finish_reason ERROR", status=200)
         if finish_reason == "TIMEOUT":
             # The generation ran out of Cohere's own time: partial output is no answer. Retrying may
-            # help (unlike ERROR), should the caller retry at this point.
+            # help (unlike ERROR), should the caller retry at this point. The 200 says nothing of the
+            # kind: the finish reason does (a timeout, streamed or not).
             raise self.dialect.errors.api(
                 "Cohere stopped generating: the request timed out upstream (finish_reason TIMEOUT)",
                 status=200,
                 error_type="TIMEOUT",
                 retryable=True,
+                kind="TIMEOUT",
             )
         message = body.get("message")
         if not isinstance(message, dict):

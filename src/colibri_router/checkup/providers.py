@@ -1,0 +1,135 @@
+"""Each provider: whether its key is set (which variable, never the value), its base URL and where
+that comes from, and, when asked, one cheap request (its model list) with the latency and the error
+kind when it fails. Plus where a call naming no model goes, since that one must work."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import httpx
+
+from colibri_router.checkup import Section
+from colibri_router.errors import ColibriError, ConfigError
+from colibri_router.providers import ProviderSpec, configured, configured_base_url, connect, usable_providers
+from colibri_router.settings import variable
+
+LIVE_TIMEOUT_S = 10.0
+
+
+def _set(name: str) -> bool:
+    try:
+        return bool(variable(name))
+    except ConfigError:  # the env file is unreadable: the env file's section says so
+        return False
+
+
+def _provider(spec: ProviderSpec) -> Section:
+    key_variable = next((name for name in spec.key_envs if _set(name)), None)
+    from_variable = bool(spec.base_url_env) and _set(spec.base_url_env)
+    try:
+        base_url = configured_base_url(spec)
+    except ConfigError:
+        base_url = spec.base_url
+    try:
+        usable = configured(spec)
+    except ConfigError:  # as above
+        usable = False
+    fields: dict[str, Any] = {
+        "wire": spec.wire,
+        "key_variables": list(spec.key_envs),
+        "key_set": key_variable is not None,
+        "base_url": base_url,
+        "base_url_variable": spec.base_url_env or None,
+        "base_url_from_variable": from_variable,
+    }
+    if key_variable:
+        summary = f"{key_variable} set"
+    elif spec.key_envs and spec.key_required:
+        summary = f"no key ({' or '.join(spec.key_envs)})"
+    elif spec.local and not usable:
+        summary = f"not in use ({spec.base_url_env} unset)"
+    else:
+        summary = "no key needed"
+    section = Section(spec.name, "ok" if usable else "off", f"{summary}; {base_url}", fields)
+    url = httpx.URL(base_url) if "://" in base_url else None
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        section.fail(
+            f"{spec.name}: base URL {base_url!r} is not an http(s) URL"
+            + (f" (from {spec.base_url_env})" if from_variable else "")
+        )
+    if not spec.builtin and spec.key_envs and spec.key_required and not key_variable:
+        section.fail(f"{spec.name} (from the config file) has no key: set {' or '.join(spec.key_envs)}")
+    return section
+
+
+async def providers(*, live: bool) -> list[Section]:
+    specs = list(usable_providers().values())
+    sections = [_provider(spec) for spec in specs]
+    if live:
+        async with anyio.create_task_group() as group:
+            for spec, section in zip(specs, sections, strict=True):
+                if section.status == "ok":
+                    group.start_soon(_ask_live, spec, section)
+    return sections
+
+
+async def _ask_live(spec: ProviderSpec, section: Section) -> None:
+    """One GET of the provider's model list: its latency, and its error's code and kind."""
+    from colibri_router.clients import shared_client
+    from colibri_router.transport import get_json
+    from colibri_router.wires import codec_for
+
+    connection = None
+    started = time.monotonic()
+    live: dict[str, Any] = {"ok": False, "latency_ms": None, "models": None, "error": None}
+    section.fields["live"] = live
+    try:
+        connection = connect(spec)
+        codec = codec_for(spec, spec.default_model or "")
+        url, headers = codec.model_list_endpoint(connection.base_url, connection.api_key)
+        http = await shared_client()
+        with anyio.fail_after(LIVE_TIMEOUT_S):
+            body = await get_json(http, url, headers, codec=codec)
+        live.update(ok=True, models=len(codec.decode_model_list(body)))
+    except TimeoutError:
+        live["error"] = {"code": f"{spec.error_prefix}_TIMEOUT", "kind": "TIMEOUT", "message": "no answer in time"}
+    except ColibriError as error:
+        if connection is not None and connection.api_key:
+            error.scrub(connection.api_key)
+        live["error"] = {"code": error.code, "kind": error.kind, "message": error.message}
+    live["latency_ms"] = round((time.monotonic() - started) * 1000)
+    if live["ok"]:
+        plural = "" if live["models"] == 1 else "s"
+        section.summary += f"; live: {live['models']} model{plural} in {live['latency_ms']} ms"
+        return
+    failure = live["error"]
+    section.summary += f"; live: {failure['kind']} after {live['latency_ms']} ms"
+    section.fail(f"{spec.name}: the model list failed: {failure['code']} ({failure['kind']}): {failure['message']}")
+
+
+def default_target(provider_sections: list[Section]) -> Section:
+    """Where a call naming no model goes (``COLIBRI_DEFAULT_MODEL``, else ``COLIBRI_DEFAULT_PROVIDER``,
+    else kimi): the provider every first try reaches, so it must have a key."""
+    from colibri_router.providers import load_registry
+    from colibri_router.settings import load_settings
+
+    section = Section("default", "ok", "")
+    if not any(provider.status == "ok" for provider in provider_sections):
+        section.fail("no provider has a key: set one (e.g. COLIBRI_KIMI_API_KEY or ANTHROPIC_API_KEY)")
+    try:
+        choice = load_registry().choose(None, None, load_settings())
+    except ColibriError as error:
+        section.summary = "unknown"
+        section.fail(error.message)
+        return section
+    section.fields.update(provider=choice.provider.name, model=choice.model)
+    section.summary = f"a call naming no model goes to {choice.provider.name}:{choice.model}"
+    if not configured(choice.provider):
+        section.fail(
+            f"a call naming no model goes to {choice.provider.name}, which has no key: set "
+            f"{' or '.join(choice.provider.key_envs) or choice.provider.base_url_env}, or choose another with "
+            "COLIBRI_DEFAULT_PROVIDER or COLIBRI_DEFAULT_MODEL"
+        )
+    return section
