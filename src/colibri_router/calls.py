@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 import anyio
 import httpx
 
+from colibri_router.attachments import with_files
 from colibri_router.callers import local_principal
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError, ConfigError, CostCapError
@@ -50,7 +51,9 @@ async def serve(
     principal: str | None = None,
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
+    over_http: bool = False,
 ) -> RouterCallResult:
+    """``over_http``: the call came over HTTP, so ``files`` may read only COLIBRI_HTTP_FILES_ROOT."""
     settings = load_settings()
     store = shared_store(settings)
     limits = BudgetLimits.from_usd(
@@ -65,6 +68,8 @@ async def serve(
             raise ConfigError("COLIBRI_BUDGET_* need the store (the ledger), and COLIBRI_STORE is off")
     call = _Accounting(args, settings, store, principal or local_principal(), limits)
     try:
+        # The files are read before the thread is: the thread stores the turn as it was sent.
+        call.args = await with_files(args, settings, over_http=over_http)
         result = await _with_thread(call, client, notify)
     except BaseException as error:
         with anyio.CancelScope(shield=True):

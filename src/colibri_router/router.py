@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import httpx
 
 from colibri_router.adapters import DEFAULT_MAX_TOKENS, Completion, run_completion
+from colibri_router.attachments import check_context, files_read, with_files
 from colibri_router.catalog import did_you_mean
 from colibri_router.conversation import (
     AssistantTurn,
@@ -76,10 +77,13 @@ async def route(
     notify: Notify | None = None,
     admit: Admit | None = None,
     settings: Settings | None = None,
+    over_http: bool = False,
 ) -> RouterCallResult:
     """One router_call: the requested model, then each fallback in turn while failures allow it, all
-    within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried)."""
+    within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried).
+    ``files`` not yet read are read here (``over_http``: confined to COLIBRI_HTTP_FILES_ROOT)."""
     settings = settings or load_settings()  # the caller's reading of this call's settings, if it made one
+    args = await with_files(args, settings, over_http=over_http)
     registry = load_registry()
     call = _Call(args, settings, registry, Deadline.after(args.timeout_s or settings.timeout_s), client, notify, admit)
     candidates = [(args.provider, args.model), *((None, m) for m in (args.fallback or registry.fallback))]
@@ -113,6 +117,7 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         raise InvalidRequestError(f"provider {provider.name!r} takes no tools (its config entry says tools = false)")
     connection = connect(provider)
     request, warnings = build_request(args, model)
+    check_context(args, choice, request, settings)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
     codec = codec_for_call(provider, model, settings)
@@ -155,11 +160,17 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         stop_reason=turn.stop_reason,
         tool_calls=[ToolCallOut(id=c.id, name=c.name, input=dict(c.arguments)) for c in calls],
         thinking=turn.thinking(),
-        warnings=[*warnings, *turn.warnings, *([price.warning] if price.warning else [])],
+        warnings=[
+            *(args.reading.warnings if args.reading else ()),
+            *warnings,
+            *turn.warnings,
+            *([price.warning] if price.warning else []),
+        ],
         # A turn without tool calls needs nothing replayed: the host appends its `content` as text.
         message=AssistantMessage(content=anthropic_blocks(turn.parts)) if calls else None,
         attempts=[],
         thread_id=None,
+        files_read=files_read(args),
     )
     result.set_repairs(turn.repairs)
     return result

@@ -192,6 +192,28 @@ class RouterCallInput(BaseModel):
         max_length=8,
         description="Models to try in order if this one fails with a rate limit, quota, outage or unknown model.",
     )
+    files: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        description=(
+            "Paths or globs (`src/**/*.py`, a directory) read on the server, relative to its workspace, "
+            "added to the last user turn: text with line numbers."
+        ),
+    )
+    # Set once `files` were read into the conversation (then `files` is None): what they added, for
+    # the limits checked per model and for the result. Not part of the input a host sends.
+    _reading: Any = PrivateAttr(default=None)
+
+    @property
+    def reading(self) -> Any:
+        return self._reading
+
+    def with_reading(self, messages: list[InputMessage], reading: Any) -> RouterCallInput:
+        """This input with ``files`` read into ``messages``."""
+        expanded = self.model_copy(update={"messages": messages, "prompt": None, "files": None})
+        expanded._reading = reading
+        return expanded
 
     @model_validator(mode="after")
     def _prompt_or_messages(self) -> RouterCallInput:
@@ -251,6 +273,12 @@ class AssistantMessage(BaseModel):
     content: list[dict[str, Any]] = Field(description="Blocks: thinking?, text?, tool_use...")
 
 
+class FileReadOut(BaseModel):
+    path: str
+    bytes: int
+    tokens_estimated: int
+
+
 class RouterCallResult(BaseModel):
     """What ``router_call`` returns (``structuredContent``)."""
 
@@ -278,6 +306,9 @@ class RouterCallResult(BaseModel):
     )
     attempts: list[Attempt] = Field(description="Each model tried, in order (fallbacks).")
     thread_id: str | None = Field(default=None, description="The thread this call continued; null for stateless calls.")
+    files_read: list[FileReadOut] | None = Field(
+        default=None, exclude_if=lambda files: files is None, description="What `files` sent; only with `files`."
+    )
     # Not part of the result a host reads: how the router repaired the model's tool calling, as data,
     # for in-process callers (agent tests score it).
     _repairs: tuple[str, ...] = PrivateAttr(default=())

@@ -125,6 +125,7 @@ async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> Cal
             arguments,
             principal=who.name,
             notify=lambda progress, message: notify(progress, message, None),
+            over_http=_over_http(ctx),
         ),
     )
 
