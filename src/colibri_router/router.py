@@ -12,6 +12,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
+import anyio
 import httpx
 
 from colibri_router.adapters import DEFAULT_MAX_TOKENS, Completion, run_completion
@@ -27,6 +28,7 @@ from colibri_router.conversation import (
     anthropic_blocks,
 )
 from colibri_router.errors import ColibriError, InvalidRequestError
+from colibri_router.media_fit import MediaUnreadable, fit_media, has_media
 from colibri_router.pricing import TokenCounts, price_call
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.providers import Choice, Registry, connect, load_registry
@@ -88,6 +90,7 @@ async def route(
     call = _Call(args, settings, registry, Deadline.after(args.timeout_s or settings.timeout_s), client, notify, admit)
     candidates = [(args.provider, args.model), *((None, m) for m in (args.fallback or registry.fallback))]
     attempts: list[Attempt] = []
+    skipped: list[str] = []  # models of the chain that cannot read the call's media
     for position, (provider, model) in enumerate(candidates):
         started = time.monotonic()
         choice: Choice | None = None
@@ -101,12 +104,15 @@ async def route(
                     error.message += did_you_mean(choice, registry)
             attempts.append(_attempt_entry(choice, model, error.code, error.kind, started))
             last = position == len(candidates) - 1
+            if isinstance(error, MediaUnreadable) and not last:
+                skipped.append(f"skipped {error.model}: {error.message}")
+                continue
             if last or error.kind not in FALLBACK_KINDS or call.deadline.remaining() <= 0:
                 error.attempts = tuple(a.model_dump() for a in attempts)
                 raise
             continue
         attempts.append(_attempt_entry(choice, model, "ok", None, started))
-        return result.model_copy(update={"attempts": attempts})
+        return result.model_copy(update={"attempts": attempts, "warnings": [*skipped, *result.warnings]})
     raise AssertionError("unreachable: the loop returns or raises")
 
 
@@ -118,6 +124,9 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
     connection = connect(provider)
     request, warnings = build_request(args, model)
     check_context(args, choice, request, settings)
+    if has_media(request):
+        request, media_warnings = await anyio.to_thread.run_sync(fit_media, request, choice)
+        warnings.extend(media_warnings)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
     codec = codec_for_call(provider, model, settings)

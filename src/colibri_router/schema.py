@@ -10,7 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from colibri_router.context.media import media_of
 from colibri_router.conversation import (
+    Media,
     Message,
     Part,
     ProviderState,
@@ -59,18 +61,46 @@ class ToolUseBlock(_StatefulBlock):
     input: dict[str, Any] = Field(default_factory=dict)
 
 
+class MediaBlock(_Block):
+    type: Literal["image", "document"]
+    source: dict[str, Any] = Field(description='{"type":"base64","media_type","data"} or {"type":"url","url"}; PDF')
+    _media: Media = PrivateAttr()
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _readable(cls, data: Any, handler: Any) -> MediaBlock:
+        block: MediaBlock = handler(data)
+        # A document's `title` is kept without a schema field (every field costs the host tokens).
+        title = data.get("title") if isinstance(data, dict) else None
+        block._media = media_of(block.type, block.source, title if isinstance(title, str) else None)
+        return block
+
+    def to_media(self) -> Media:
+        return self._media
+
+
 class ToolResultBlock(_Block):
     type: Literal["tool_result"]
     tool_use_id: str = Field(min_length=1, description="The id of the tool_use this answers.")
-    content: str | list[TextBlock] = Field("", description="The tool's output, as text or text blocks.")
+    content: str | list[TextBlock | MediaBlock] = Field(
+        "", description="The tool's output: text, or text/image blocks."
+    )
     is_error: bool = False
 
     def text(self) -> str:
-        return self.content if isinstance(self.content, str) else "".join(b.text for b in self.content)
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def media(self) -> tuple[Media, ...]:
+        if isinstance(self.content, str):
+            return ()
+        return tuple(b.to_media() for b in self.content if isinstance(b, MediaBlock))
 
 
 ContentBlock = Annotated[
-    TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")
+    TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock | MediaBlock,
+    Field(discriminator="type"),
 ]
 _ASSISTANT_ONLY = (ThinkingBlock, RedactedThinkingBlock, ToolUseBlock)
 
@@ -80,7 +110,7 @@ class InputMessage(BaseModel):
 
     role: Literal["user", "assistant"]
     content: str | list[ContentBlock] = Field(
-        description="Text, or blocks: text, tool_use and thinking (assistant), tool_result (user)."
+        description="Text, or blocks: text, tool_use and thinking (assistant), tool_result, image, document (user)."
     )
 
     @model_validator(mode="after")
@@ -90,8 +120,8 @@ class InputMessage(BaseModel):
         for block in self.content:
             if self.role == "user" and isinstance(block, _ASSISTANT_ONLY):
                 raise ValueError(f"a {block.type} block belongs in an assistant message, not a user message")
-            if self.role == "assistant" and isinstance(block, ToolResultBlock):
-                raise ValueError("a tool_result block belongs in a user message, not an assistant message")
+            if self.role == "assistant" and isinstance(block, ToolResultBlock | MediaBlock):
+                raise ValueError(f"a {block.type} block belongs in a user message, not an assistant message")
         return self
 
     def to_message(self) -> Message:
@@ -100,7 +130,9 @@ class InputMessage(BaseModel):
         return Message(role=self.role, parts=tuple(_to_part(block) for block in self.content))
 
 
-def _to_part(block: TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock) -> Part:
+def _to_part(
+    block: TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock | MediaBlock,
+) -> Part:
     if isinstance(block, TextBlock):
         return Text(block.text, block.state())
     if isinstance(block, ThinkingBlock):
@@ -109,7 +141,9 @@ def _to_part(block: TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseB
         return RedactedThinking(block.data)
     if isinstance(block, ToolUseBlock):
         return ToolCall(block.id, block.name, block.input, block.state())
-    return ToolResult(block.tool_use_id, block.text(), block.is_error)
+    if isinstance(block, MediaBlock):
+        return block.to_media()
+    return ToolResult(block.tool_use_id, block.text(), block.is_error, block.media())
 
 
 class ToolDefinition(BaseModel):
@@ -196,10 +230,7 @@ class RouterCallInput(BaseModel):
         None,
         min_length=1,
         max_length=64,
-        description=(
-            "Paths or globs (`src/**/*.py`, a directory) read on the server, relative to its workspace, "
-            "added to the last user turn: text with line numbers."
-        ),
+        description="Paths, globs or directories read on the server, into the last user turn (text line-numbered).",
     )
     # Set once `files` were read into the conversation (then `files` is None): what they added, for
     # the limits checked per model and for the result. Not part of the input a host sends.

@@ -18,7 +18,7 @@ from colibri_router.errors import ColibriError
 from colibri_router.schema import RouterCallInput
 
 Handler = Callable[[httpx.Request], httpx.Response]
-NUMBERED = '<file path="src/app.py">\n   1│ def add(a, b):\n   2│     return a + b\n</file>'
+NUMBERED = '\n<file path="src/app.py">\n   1│ def add(a, b):\n   2│     return a + b\n</file>\n'
 
 
 def claude_reply(request: httpx.Request) -> httpx.Response:

@@ -43,7 +43,7 @@ def test_a_file_is_one_block_headed_by_its_path_with_numbered_lines(workspace: P
     write(workspace, "src/app.py", "import os\n\nprint(os.sep)\n")
     reading = gather(["src/app.py"], load_settings())
     [part] = reading.parts
-    assert part.text == '<file path="src/app.py">\n   1│ import os\n   2│ \n   3│ print(os.sep)\n</file>'  # type: ignore[union-attr]
+    assert part.text == '\n<file path="src/app.py">\n   1│ import os\n   2│ \n   3│ print(os.sep)\n</file>\n'  # type: ignore[union-attr]
     [file] = reading.files
     assert (file.path, file.bytes) == ("src/app.py", len(b"import os\n\nprint(os.sep)\n"))
     assert file.tokens_estimated == -(-len(part.text) // 4)  # type: ignore[union-attr]
@@ -53,7 +53,7 @@ def test_a_file_is_one_block_headed_by_its_path_with_numbered_lines(workspace: P
 @given(st.lists(st.text(alphabet=st.characters(blacklist_characters="\r\n\x00"), max_size=20), max_size=30))
 def test_numbered_lines_give_back_every_line_in_order(lines: list[str]) -> None:
     text = "".join(line + "\n" for line in lines)
-    block = numbered_block("f.txt", text).split("\n")
+    block = numbered_block("f.txt", text).strip("\n").split("\n")
     assert block[0] == '<file path="f.txt">' and block[-1] == "</file>"
     body = block[1:-1]
     assert [row.split("│ ", 1)[1] for row in body] == lines

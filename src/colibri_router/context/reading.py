@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from colibri_router.context.media import SNIFF_BYTES, media_from_bytes, pdf_pages, sniff
 from colibri_router.context.paths import Found
 from colibri_router.context.secrets import allowed, looks_secret
 from colibri_router.conversation import Part, Text
@@ -16,8 +17,13 @@ from colibri_router.errors import InvalidRequestError
 from colibri_router.redaction import redact
 
 # Tokens are estimated, never counted (each provider has its own tokenizer): code and prose average
-# about four characters a token.
+# about four characters a token; an image costs up to about 1,600 (Anthropic's figure for the largest
+# image it does not shrink), a PDF page about 1,500 to 3,000 (its text and an image of it).
 CHARS_PER_TOKEN = 4
+IMAGE_TOKENS = 1_600
+PDF_PAGE_TOKENS = 2_000
+# Anthropic's whole request may be 32 MB: no wire takes a larger image or PDF.
+MAX_MEDIA_BYTES = 32 * 1024 * 1024
 MIN_NUMBER_WIDTH = 4
 
 
@@ -66,6 +72,11 @@ def read_all(found: list[Found], limits: Limits) -> Reading:
 
 def _read_one(file: Found, limits: Limits, reading: Reading) -> None:
     size = file.path.stat().st_size
+    with file.path.open("rb") as opened:
+        media_type = sniff(opened.read(SNIFF_BYTES))
+    if media_type is not None:
+        _read_media(file, size, media_type, reading)
+        return
     if size > limits.max_bytes:
         raise InvalidRequestError(
             f"files: {file.shown!r} is {size} bytes, over the limit of {limits.max_bytes} (COLIBRI_FILE_MAX_BYTES)"
@@ -83,6 +94,19 @@ def _read_one(file: Found, limits: Limits, reading: Reading) -> None:
     reading.files.append(FileRead(file.shown, size, estimate_tokens(block)))
 
 
+def _read_media(file: Found, size: int, media_type: str, reading: Reading) -> None:
+    """An image or PDF becomes a media part of the turn, by its content; each wire sends it natively
+    or the router adapts it to the model (downscaled, or a PDF's text)."""
+    if size > MAX_MEDIA_BYTES:
+        raise InvalidRequestError(
+            f"files: {file.shown!r} is {size} bytes, over the limit of {MAX_MEDIA_BYTES} for an image or PDF"
+        )
+    media = media_from_bytes(file.path.read_bytes(), media_type, title=file.path.name)
+    reading.parts.append(media)
+    tokens = IMAGE_TOKENS if media.kind == "image" else PDF_PAGE_TOKENS * pdf_pages(media)
+    reading.files.append(FileRead(file.shown, size, tokens))
+
+
 def _text_of(data: bytes) -> str | None:
     if b"\0" in data:
         return None
@@ -93,13 +117,14 @@ def _text_of(data: bytes) -> str | None:
 
 
 def numbered_block(shown: str, text: str) -> str:
-    """``text`` as one block headed by its path, each line numbered from 1."""
+    """``text`` as one block headed by its path, each line numbered from 1; it starts and ends with a
+    newline, so wires that join a turn's text parts keep it on lines of its own."""
     lines = text.replace("\r\n", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line starts no line of its own
     width = max(MIN_NUMBER_WIDTH, len(str(len(lines))))
     body = "\n".join(f"{number:>{width}}│ {line}" for number, line in enumerate(lines, start=1))
-    return f'<file path="{shown}">\n{body}\n</file>' if body else f'<file path="{shown}">\n</file>'
+    return f'\n<file path="{shown}">\n{body}\n</file>\n' if body else f'\n<file path="{shown}">\n</file>\n'
 
 
 def estimate_tokens(text: str) -> int:

@@ -43,7 +43,8 @@ Claude, GPT, Gemini, Mistral and more. Returns the answer normalized: content, t
 model, token usage, cost, latency and stop reason. `message` is the assistant turn to append to \
 `messages` before the next call; it is null when the model called no tools, and then the turn to \
 append is {"role": "assistant", "content": <content>}. Tool loops can switch provider at any turn; \
-tool-call IDs are provider-neutral.\
+tool-call IDs are provider-neutral. To show the model files, images or PDFs on disk, pass their paths \
+in `files` rather than pasting their content.\
 """
 INSTRUCTIONS = (
     "Use router_call to consult another model. For a tool loop: pass `messages` and `tools`, run the "
