@@ -63,7 +63,7 @@ async def test_a_tool_image_that_is_not_an_image_is_refused_before_any_run(works
 async def test_missing_turn_files_are_refused_before_any_run(workspace: Path) -> None:
     document = screenshot_scenario(turns=[{"user": "Review", "files": ["missing.py"]}])
     caller = ScriptedCaller({"fake": [text("never")]})
-    with pytest.raises(InvalidInput, match="'missing.py' is not a file"):
+    with pytest.raises(InvalidInput, match=r"'missing\.py' is not a file"):
         await run_scenario(document, caller=caller)
     assert caller.calls == []
 
