@@ -12,8 +12,8 @@ from __future__ import annotations
 import anyio
 
 from colibri_router.context import DEFAULT_CONTEXT_TOKENS, Reading, gather
-from colibri_router.context.reading import estimate_tokens_of
-from colibri_router.conversation import CompletionRequest, Text, ToolResult, anthropic_blocks
+from colibri_router.context.reading import estimate_tokens_of, media_tokens
+from colibri_router.conversation import CompletionRequest, Media, Text, ToolResult, anthropic_blocks
 from colibri_router.errors import InvalidRequestError
 from colibri_router.pricing import context_window
 from colibri_router.providers import Choice
@@ -72,12 +72,16 @@ def _limit(choice: Choice, request: CompletionRequest, settings: Settings) -> tu
 
 
 def request_tokens(request: CompletionRequest) -> int:
-    """The request's input, estimated from its text (files included)."""
+    """The request's input, estimated from its text (files included) and its images and PDFs."""
     chars = len(request.system or "")
+    media = 0
     for message in request.messages:
         for part in message.parts:
             if isinstance(part, Text):
                 chars += len(part.text)
             elif isinstance(part, ToolResult):
                 chars += len(part.content)
-    return estimate_tokens_of(chars)
+                media += sum(media_tokens(item) for item in part.media)
+            elif isinstance(part, Media):
+                media += media_tokens(part)
+    return estimate_tokens_of(chars) + media

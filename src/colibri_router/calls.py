@@ -20,7 +20,8 @@ import httpx
 
 from colibri_router.attachments import with_files
 from colibri_router.callers import local_principal
-from colibri_router.conversation import CompletionRequest
+from colibri_router.context.reading import media_tokens
+from colibri_router.conversation import CompletionRequest, Media, ToolResult
 from colibri_router.errors import ColibriError, ConfigError, CostCapError
 from colibri_router.logs import get_logger
 from colibri_router.pricing import worst_case_cost
@@ -202,8 +203,18 @@ class _Accounting:
 
 
 def estimated_input_tokens(request: CompletionRequest) -> int:
-    """An upper-leaning estimate of the request's input tokens from its characters."""
+    """An upper-leaning estimate of the request's input tokens from its characters; an image or a
+    PDF counts as what a provider charges for it, not as its base64."""
     chars = len(request.system or "")
-    chars += sum(len(str(part)) for message in request.messages for part in message.parts)
+    media = 0
+    for message in request.messages:
+        for part in message.parts:
+            if isinstance(part, Media):
+                media += media_tokens(part)
+            elif isinstance(part, ToolResult) and part.media:
+                media += sum(media_tokens(item) for item in part.media)
+                chars += len(part.content) + len(part.call_id)
+            else:
+                chars += len(str(part))
     chars += sum(len(str(tool.input_schema)) + len(tool.name) + len(tool.description or "") for tool in request.tools)
-    return math.ceil(chars / CHARS_PER_TOKEN_ESTIMATE)
+    return math.ceil(chars / CHARS_PER_TOKEN_ESTIMATE) + media

@@ -141,3 +141,17 @@ def test_request_tokens_count_text_and_tool_results() -> None:
         system="s" * 8,
     )
     assert request_tokens(request) == 22
+
+
+def test_media_counts_as_tokens_a_provider_charges_not_as_base64() -> None:
+    from colibri_router.calls import estimated_input_tokens
+    from colibri_router.conversation import CompletionRequest, Media, Message, Text, ToolResult
+
+    shot = Media("image", "image/png", "A" * 4_000_000)
+    request = CompletionRequest(
+        model="m",
+        messages=(Message("user", (Text("a" * 40), shot, ToolResult("c", "b" * 40, media=(shot,)))),),
+        max_tokens=10,
+    )
+    assert request_tokens(request) == 20 + 2 * 1_600
+    assert estimated_input_tokens(request) < 4_000

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from colibri_router.context.media import SNIFF_BYTES, media_from_bytes, pdf_pages, sniff
 from colibri_router.context.paths import Found
 from colibri_router.context.secrets import allowed, looks_secret
-from colibri_router.conversation import Part, Text
+from colibri_router.conversation import Media, Part, Text
 from colibri_router.errors import InvalidRequestError
 from colibri_router.redaction import redact
 
@@ -22,6 +22,7 @@ from colibri_router.redaction import redact
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_600
 PDF_PAGE_TOKENS = 2_000
+PDF_BYTES_PER_PAGE = 50_000
 # Anthropic's whole request may be 32 MB: no wire takes a larger image or PDF.
 MAX_MEDIA_BYTES = 32 * 1024 * 1024
 MIN_NUMBER_WIDTH = 4
@@ -125,6 +126,14 @@ def numbered_block(shown: str, text: str) -> str:
     width = max(MIN_NUMBER_WIDTH, len(str(len(lines))))
     body = "\n".join(f"{number:>{width}}│ {line}" for number, line in enumerate(lines, start=1))
     return f'\n<file path="{shown}">\n{body}\n</file>\n' if body else f'\n<file path="{shown}">\n</file>\n'
+
+
+def media_tokens(media: Media) -> int:
+    """What an image or a PDF costs in tokens, estimated without opening it: an image at most about
+    1,600; a PDF about 2,000 a page, pages guessed at one per 50 kB (text PDFs are smaller, scans larger)."""
+    if media.kind == "image":
+        return IMAGE_TOKENS
+    return PDF_PAGE_TOKENS * max(1, media.size // PDF_BYTES_PER_PAGE)
 
 
 def estimate_tokens(text: str) -> int:
