@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from colibri_router.context.media import downscaled, pdf_text
+from colibri_router.context.media import downscaled, pdf_pages, pdf_text
 from colibri_router.conversation import CompletionRequest, Media, Part, Text, ToolResult
 from colibri_router.errors import InvalidRequestError
 from colibri_router.providers import Choice
@@ -98,6 +98,12 @@ class _Fitter:
         if self.support.pdf:
             if media.data is None and not self.limits.url_documents:
                 raise InvalidRequestError(f"{self.where} takes no PDF by URL: send the PDF's content (base64)")
+            pages = self.limits.max_pdf_pages
+            if pages is not None and media.data is not None and (count := pdf_pages(media)) > pages:
+                raise InvalidRequestError(
+                    f"{name} has {count} pages and {self.where} reads at most {pages} a PDF "
+                    f"({self.limits.source}); split it or send fewer pages"
+                )
             return media
         if media.data is None:
             raise InvalidRequestError(

@@ -4,6 +4,7 @@ shape, PDFs as text where the model reads no PDFs, refusals before anything is s
 from __future__ import annotations
 
 import base64
+import io
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from fake_upstream import FakeUpstream
 from media_samples import blank_pdf, document_block, image_block, jpeg, noisy_png, pdf_with_text, png
+from pypdf import PdfWriter
 
 from colibri_router.calls import serve
 from colibri_router.errors import ColibriError
@@ -240,3 +242,14 @@ async def test_files_that_are_images_and_pdfs_become_media_parts(
         ("docs/screen.dat", 1600),
         ("docs/spec.pdf", 2000),
     ]
+
+
+async def test_a_pdf_over_the_wires_page_limit_is_refused(providers: FakeUpstream) -> None:
+    writer = PdfWriter()
+    for _ in range(101):
+        writer.add_blank_page(width=100, height=100)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    with pytest.raises(ColibriError, match="has 101 pages and claude reads at most 100"):
+        await ask("claude-sonnet-4-5", [{"type": "text", "text": "read"}, document_block(buffer.getvalue())])
+    assert providers.requests == []

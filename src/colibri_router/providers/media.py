@@ -68,14 +68,19 @@ class WireMediaLimits:
     url_images: bool = True
     url_documents: bool = False
     source: str = ""
+    max_pdf_pages: int | None = None
 
 
 WIRE_MEDIA_LIMITS: dict[WireName, WireMediaLimits] = {
     # 5 MB of base64 per image, so 3.75 MB of image; 100 images a request.
-    "anthropic": WireMediaLimits(5 * 1024 * 1024 * 3 // 4, 100, True, True, "Anthropic docs: Vision (limits)"),
+    "anthropic": WireMediaLimits(
+        5 * 1024 * 1024 * 3 // 4, 100, True, True, "Anthropic docs: Vision; PDF support (100 pages)", 100
+    ),
     "openai": WireMediaLimits(20 * 1024 * 1024, 500, True, False, "OpenAI docs: Images and vision (input limits)"),
     # Inline data counts toward the request's 20 MB.
-    "gemini": WireMediaLimits(15 * 1024 * 1024, 3000, True, True, "Gemini API docs: Image understanding"),
+    "gemini": WireMediaLimits(
+        15 * 1024 * 1024, 3000, True, True, "Gemini API docs: Image and Document understanding (1,000 pages)", 1000
+    ),
     "cohere": WireMediaLimits(20 * 1024 * 1024, 20, True, False, "Cohere docs: Command A Vision (20 images)"),
     "ollama": WireMediaLimits(None, None, False, False, "Ollama API docs: images are base64"),
 }
