@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from benchmarks import ask_many, assembly, inprocess, over_http, startup, stdio
+from benchmarks import ask_many, assembly, files, inprocess, over_http, startup, stdio
 from benchmarks.measure import Plan, Report, Row
 
 
@@ -57,6 +57,7 @@ def benchmarks(quick: bool) -> list[Benchmark]:
         Benchmark("http", "router_call over HTTP vs stdio", lambda: over_http.run_latency(http_plan), 120),
         Benchmark("throughput", "HTTP calls/s by workers", lambda: over_http.run_throughput(throughput_plan), 180),
         Benchmark("many", "router_ask_many vs its slowest model", lambda: ask_many.run(many_plan), 120),
+        Benchmark("files", "files: repository glob and image set", lambda: files.run(pick(50, 5)), 120),
     ]
 
 

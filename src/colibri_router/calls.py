@@ -18,8 +18,10 @@ from datetime import UTC, datetime
 import anyio
 import httpx
 
+from colibri_router.attachments import with_files
 from colibri_router.callers import local_principal
-from colibri_router.conversation import CompletionRequest
+from colibri_router.context.reading import media_tokens
+from colibri_router.conversation import CompletionRequest, Media, ToolResult
 from colibri_router.errors import ColibriError, ConfigError, CostCapError
 from colibri_router.logs import get_logger
 from colibri_router.pricing import worst_case_cost
@@ -50,7 +52,9 @@ async def serve(
     principal: str | None = None,
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
+    over_http: bool = False,
 ) -> RouterCallResult:
+    """``over_http``: the call came over HTTP, so ``files`` may read only COLIBRI_HTTP_FILES_ROOT."""
     settings = load_settings()
     store = shared_store(settings)
     limits = BudgetLimits.from_usd(
@@ -65,6 +69,8 @@ async def serve(
             raise ConfigError("COLIBRI_BUDGET_* need the store (the ledger), and COLIBRI_STORE is off")
     call = Accounting(args, settings, store, principal or local_principal(), limits)
     try:
+        # The files are read before the thread is: the thread stores the turn as it was sent.
+        call.args = await with_files(args, settings, over_http=over_http)
         result = await _with_thread(call, client, notify)
     except BaseException as error:
         with anyio.CancelScope(shield=True):
@@ -197,8 +203,18 @@ class Accounting:
 
 
 def estimated_input_tokens(request: CompletionRequest) -> int:
-    """An upper-leaning estimate of the request's input tokens from its characters."""
+    """An upper-leaning estimate of the request's input tokens from its characters; an image or a
+    PDF counts as what a provider charges for it, not as its base64."""
     chars = len(request.system or "")
-    chars += sum(len(str(part)) for message in request.messages for part in message.parts)
+    media = 0
+    for message in request.messages:
+        for part in message.parts:
+            if isinstance(part, Media):
+                media += media_tokens(part)
+            elif isinstance(part, ToolResult) and part.media:
+                media += sum(media_tokens(item) for item in part.media)
+                chars += len(part.content) + len(part.call_id)
+            else:
+                chars += len(str(part))
     chars += sum(len(str(tool.input_schema)) + len(tool.name) + len(tool.description or "") for tool in request.tools)
-    return math.ceil(chars / CHARS_PER_TOKEN_ESTIMATE)
+    return math.ceil(chars / CHARS_PER_TOKEN_ESTIMATE) + media

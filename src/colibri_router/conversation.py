@@ -82,16 +82,46 @@ class ToolCall:
     state: ProviderState | None = None
 
 
+MediaKind: TypeAlias = Literal["image", "document"]
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+PDF_TYPE = "application/pdf"
+
+
+@dataclass(frozen=True, slots=True)
+class Media:
+    """An image or a document (a PDF), by content or by URL: each wire encodes it in its own shape.
+
+    ``data`` is the content in base64, the form every wire sends, so it is encoded once, when read.
+    ``title`` names a document (a file's name; OpenAI's file parts need one)."""
+
+    kind: MediaKind
+    media_type: str
+    data: str | None = None
+    url: str | None = None
+    title: str | None = None
+
+    def data_url(self) -> str:
+        """``data:<type>;base64,<data>``, or the URL for media given by URL."""
+        return f"data:{self.media_type};base64,{self.data}" if self.data is not None else self.url or ""
+
+    @property
+    def size(self) -> int:
+        """The content's size in bytes (0 for media by URL)."""
+        return len(self.data) * 3 // 4 if self.data else 0
+
+
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """The answer to a tool call, sent back in a user turn."""
+    """The answer to a tool call, sent back in a user turn; ``media``: images or documents it returned
+    (a screenshot), after its text."""
 
     call_id: str
     content: str
     is_error: bool = False
+    media: tuple[Media, ...] = ()
 
 
-Part: TypeAlias = Text | Thinking | RedactedThinking | ToolCall | ToolResult
+Part: TypeAlias = Text | Thinking | RedactedThinking | ToolCall | ToolResult | Media
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,12 +267,31 @@ def anthropic_blocks(parts: Iterable[Part]) -> list[dict[str, Any]]:
         elif isinstance(part, ToolCall):
             call = {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.arguments)}
             blocks.append(_with_state(call, part.state))
+        elif isinstance(part, Media):
+            blocks.append(media_block(part))
         else:
-            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id, "content": part.content}
+            content: str | list[dict[str, Any]] = part.content
+            if part.media:
+                text = [{"type": "text", "text": part.content}] if part.content else []
+                content = [*text, *(media_block(media) for media in part.media)]
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id, "content": content}
             if part.is_error:
                 result["is_error"] = True
             blocks.append(result)
     return blocks
+
+
+def media_block(media: Media) -> dict[str, Any]:
+    """An image or document in Anthropic's shape (``source`` base64 or url)."""
+    source: dict[str, Any] = (
+        {"type": "url", "url": media.url}
+        if media.data is None
+        else {"type": "base64", "media_type": media.media_type, "data": media.data}
+    )
+    block: dict[str, Any] = {"type": media.kind, "source": source}
+    if media.title and media.kind == "document":
+        block["title"] = media.title
+    return block
 
 
 def _with_state(block: dict[str, Any], state: ProviderState | None) -> dict[str, Any]:

@@ -20,14 +20,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import anyio
 import httpx
 
 from colibri_router.adapters import DEFAULT_MAX_TOKENS
+from colibri_router.attachments import files_read_of, with_files
 from colibri_router.callers import local_principal
 from colibri_router.calls import Accounting, estimated_input_tokens
+from colibri_router.context import Reading
 from colibri_router.conversation import CompletionRequest, Message, Text
 from colibri_router.errors import ColibriError, ConfigError, CostCapError, DeadlineError, InvalidRequestError
 from colibri_router.logs import get_logger
@@ -68,6 +70,7 @@ class _Run:
     deadline: Deadline
     client: httpx.AsyncClient | None
     progress: ManyProgress
+    reading: Reading | None = None  # the files every model was sent
     warnings: list[str] = field(default_factory=list)
 
 
@@ -77,9 +80,14 @@ async def ask_many(
     principal: str | None = None,
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
+    over_http: bool = False,
 ) -> RouterAskManyResult:
+    """``over_http``: ``files`` are confined to COLIBRI_HTTP_FILES_ROOT, as for router_call."""
     started = time.monotonic()
     settings = load_settings()
+    # The files are read once, before anything is priced or sent: every model gets the same turn, and
+    # their worst cases count it. The judge sees the question as asked, without the files' text.
+    expanded = await with_files(args, settings, over_http=over_http)
     store = shared_store(settings)
     limits = BudgetLimits.from_usd(
         daily=settings.budget_daily_usd,
@@ -89,7 +97,7 @@ async def ask_many(
     if store is None and limits.by_scope():
         raise ConfigError("COLIBRI_BUDGET_* need the store (the ledger), and COLIBRI_STORE is off")
     registry = load_registry()
-    models = [_resolve(args, name, registry, settings) for name in args.models]
+    models = [_resolve(expanded, name, registry, settings) for name in args.models]
     _refuse_duplicates(models)
     judge = None if args.judge is None else _resolve(args, args.judge, registry, settings, judging=True)
     total = len(models) + (judge is not None)
@@ -101,6 +109,7 @@ async def ask_many(
         Deadline.after(args.timeout_s or settings.timeout_s),
         client,
         ManyProgress(notify, total),
+        reading=expanded.reading,
     )
     reservation = await _admit(run, models, judge, limits)
     answered: list[_Asked] = []
@@ -131,13 +140,16 @@ async def ask_many(
 
 
 def _resolve(
-    args: RouterAskManyInput, name: str, registry: Registry, settings: Settings, *, judging: bool = False
+    args: RouterCallInput, name: str, registry: Registry, settings: Settings, *, judging: bool = False
 ) -> _Asked:
     """The router_call a name becomes: router_call's own fields, copied generically (so every field
-    router_call gains comes along), this model, no thread, no fallback."""
+    router_call gains comes along), this model, no thread, no fallback. Files already read stay read;
+    what reading them warned of is said once, in the result, not in every answer."""
     shared = {key: getattr(args, key) for key in RouterCallInput.model_fields}
     shared.update(model=name, provider=None, thread_id=None, fallback=[], max_cost_usd=None)
     call = RouterCallInput.model_construct(**shared)
+    if args.reading is not None:
+        call = call.with_reading(list(call.messages or ()), replace(args.reading, warnings=[]))
     try:
         choice = registry.choose(None, name, settings)
     except ColibriError as error:
@@ -320,7 +332,8 @@ def _result(
         total_cost_usd=round(math.fsum(costs), 9),
         wall_ms=round((time.monotonic() - started) * 1000),
         verdict=verdict,
-        warnings=run.warnings or None,
+        files_read=files_read_of(run.reading),
+        warnings=[*(run.reading.warnings if run.reading else ()), *run.warnings] or None,
     )
 
 

@@ -95,6 +95,20 @@ def worst_case_cost(
     return max(costs, default=None)
 
 
+def context_window(price_provider: str | None, model: str) -> int | None:
+    """The model's context window (input tokens) from the price data, when it holds one."""
+    from genai_prices import data_snapshot
+
+    snapshot = data_snapshot.get_snapshot()
+    for reference in (model, model.rsplit("/", 1)[-1]):
+        try:
+            _, info = snapshot.find_provider_model(reference, None, price_provider, None)
+        except LookupError:
+            continue
+        return info.context_window
+    return None
+
+
 def known_models(price_provider: str) -> list[str]:
     """Model names the price data knows for ``price_provider`` (sorted; empty for an unknown provider).
 

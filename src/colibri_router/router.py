@@ -12,9 +12,11 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
+import anyio
 import httpx
 
 from colibri_router.adapters import DEFAULT_MAX_TOKENS, Completion, run_completion
+from colibri_router.attachments import check_context, files_read, with_files
 from colibri_router.catalog import did_you_mean
 from colibri_router.conversation import (
     AssistantTurn,
@@ -26,6 +28,7 @@ from colibri_router.conversation import (
     anthropic_blocks,
 )
 from colibri_router.errors import ColibriError, InvalidRequestError
+from colibri_router.media_fit import MediaUnreadable, fit_media, has_media
 from colibri_router.pricing import TokenCounts, price_call
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.providers import Choice, Registry, connect, load_registry
@@ -77,15 +80,19 @@ async def route(
     notify: Notify | None = None,
     admit: Admit | None = None,
     settings: Settings | None = None,
+    over_http: bool = False,
 ) -> RouterCallResult:
     """One router_call: the requested model, then each fallback in turn while failures allow it, all
-    within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried)."""
+    within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried).
+    ``files`` not yet read are read here (``over_http``: confined to COLIBRI_HTTP_FILES_ROOT)."""
     settings = settings or load_settings()  # the caller's reading of this call's settings, if it made one
+    args = await with_files(args, settings, over_http=over_http)
     registry = load_registry()
     call = _Call(args, settings, registry, Deadline.after(args.timeout_s or settings.timeout_s), client, notify, admit)
     fallback = registry.fallback if args.fallback is None else args.fallback  # []: no fallback, not the config's
     candidates = [(args.provider, args.model), *((None, m) for m in fallback)]
     attempts: list[Attempt] = []
+    skipped: list[str] = []  # models of the chain that cannot read the call's media
     for position, (provider, model) in enumerate(candidates):
         started = time.monotonic()
         choice: Choice | None = None
@@ -99,12 +106,15 @@ async def route(
                     error.message += did_you_mean(choice, registry)
             attempts.append(_attempt_entry(choice, model, error.code, error.kind, started))
             last = position == len(candidates) - 1
+            if isinstance(error, MediaUnreadable) and not last:
+                skipped.append(f"skipped {error.model}: {error.message}")
+                continue
             if last or error.kind not in FALLBACK_KINDS or call.deadline.remaining() <= 0:
                 error.attempts = tuple(a.model_dump() for a in attempts)
                 raise
             continue
         attempts.append(_attempt_entry(choice, model, "ok", None, started))
-        return result.model_copy(update={"attempts": attempts})
+        return result.model_copy(update={"attempts": attempts, "warnings": [*skipped, *result.warnings]})
     raise AssertionError("unreachable: the loop returns or raises")
 
 
@@ -115,6 +125,10 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         raise InvalidRequestError(f"provider {provider.name!r} takes no tools (its config entry says tools = false)")
     connection = connect(provider)
     request, warnings = build_request(args, model)
+    check_context(args, choice, request, settings)
+    if has_media(request):
+        request, media_warnings = await anyio.to_thread.run_sync(fit_media, request, choice)
+        warnings.extend(media_warnings)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
     codec = codec_for_call(provider, model, settings)
@@ -157,11 +171,17 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         stop_reason=turn.stop_reason,
         tool_calls=[ToolCallOut(id=c.id, name=c.name, input=dict(c.arguments)) for c in calls],
         thinking=turn.thinking(),
-        warnings=[*warnings, *turn.warnings, *_optional(unreadable_calls_warning(calls), price.warning)],
+        warnings=[
+            *(args.reading.warnings if args.reading else ()),
+            *warnings,
+            *turn.warnings,
+            *_optional(unreadable_calls_warning(calls), price.warning),
+        ],
         # A turn without tool calls needs nothing replayed: the host appends its `content` as text.
         message=AssistantMessage(content=anthropic_blocks(turn.parts)) if calls else None,
         attempts=[],
         thread_id=None,
+        files_read=files_read(args),
     )
     result.set_repairs(turn.repairs)
     return result

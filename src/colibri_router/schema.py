@@ -10,7 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from colibri_router.context.media import media_of
 from colibri_router.conversation import (
+    Media,
     Message,
     Part,
     ProviderState,
@@ -65,18 +67,46 @@ class ToolUseBlock(_StatefulBlock):
         return {} if value is None else value
 
 
+class MediaBlock(_Block):
+    type: Literal["image", "document"]
+    source: dict[str, Any] = Field(description='{"type":"base64","media_type","data"} or {"type":"url","url"}; PDF')
+    _media: Media = PrivateAttr()
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _readable(cls, data: Any, handler: Any) -> MediaBlock:
+        block: MediaBlock = handler(data)
+        # A document's `title` is kept without a schema field (every field costs the host tokens).
+        title = data.get("title") if isinstance(data, dict) else None
+        block._media = media_of(block.type, block.source, title if isinstance(title, str) else None)
+        return block
+
+    def to_media(self) -> Media:
+        return self._media
+
+
 class ToolResultBlock(_Block):
     type: Literal["tool_result"]
     tool_use_id: str = Field(min_length=1, description="The id of the tool_use this answers.")
-    content: str | list[TextBlock] = Field("", description="The tool's output, as text or text blocks.")
+    content: str | list[TextBlock | MediaBlock] = Field(
+        "", description="The tool's output: text, or text/image blocks."
+    )
     is_error: bool = False
 
     def text(self) -> str:
-        return self.content if isinstance(self.content, str) else "".join(b.text for b in self.content)
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def media(self) -> tuple[Media, ...]:
+        if isinstance(self.content, str):
+            return ()
+        return tuple(b.to_media() for b in self.content if isinstance(b, MediaBlock))
 
 
 ContentBlock = Annotated[
-    TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")
+    TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock | MediaBlock,
+    Field(discriminator="type"),
 ]
 _ASSISTANT_ONLY = (ThinkingBlock, RedactedThinkingBlock, ToolUseBlock)
 
@@ -86,7 +116,7 @@ class InputMessage(BaseModel):
 
     role: Literal["user", "assistant"]
     content: str | list[ContentBlock] = Field(
-        description="Text, or blocks: text, tool_use and thinking (assistant), tool_result (user)."
+        description="Text, or blocks: text, tool_use and thinking (assistant), tool_result, image, document (user)."
     )
 
     @model_validator(mode="after")
@@ -96,8 +126,8 @@ class InputMessage(BaseModel):
         for block in self.content:
             if self.role == "user" and isinstance(block, _ASSISTANT_ONLY):
                 raise ValueError(f"a {block.type} block belongs in an assistant message, not a user message")
-            if self.role == "assistant" and isinstance(block, ToolResultBlock):
-                raise ValueError("a tool_result block belongs in a user message, not an assistant message")
+            if self.role == "assistant" and isinstance(block, ToolResultBlock | MediaBlock):
+                raise ValueError(f"a {block.type} block belongs in a user message, not an assistant message")
         return self
 
     def to_message(self) -> Message:
@@ -106,7 +136,9 @@ class InputMessage(BaseModel):
         return Message(role=self.role, parts=tuple(_to_part(block) for block in self.content))
 
 
-def _to_part(block: TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock) -> Part:
+def _to_part(
+    block: TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock | MediaBlock,
+) -> Part:
     if isinstance(block, TextBlock):
         return Text(block.text, block.state())
     if isinstance(block, ThinkingBlock):
@@ -115,7 +147,9 @@ def _to_part(block: TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseB
         return RedactedThinking(block.data)
     if isinstance(block, ToolUseBlock):
         return ToolCall(block.id, block.name, block.input, block.state())
-    return ToolResult(block.tool_use_id, block.text(), block.is_error)
+    if isinstance(block, MediaBlock):
+        return block.to_media()
+    return ToolResult(block.tool_use_id, block.text(), block.is_error, block.media())
 
 
 class ToolDefinition(BaseModel):
@@ -198,6 +232,25 @@ class RouterCallInput(BaseModel):
         max_length=8,
         description="Models to try in order if this one fails with a rate limit, quota, outage or unknown model.",
     )
+    files: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        description="Paths, globs or directories read on the server, into the last user turn (text line-numbered).",
+    )
+    # Set once `files` were read into the conversation (then `files` is None): what they added, for
+    # the limits checked per model and for the result. Not part of the input a host sends.
+    _reading: Any = PrivateAttr(default=None)
+
+    @property
+    def reading(self) -> Any:
+        return self._reading
+
+    def with_reading(self, messages: list[InputMessage], reading: Any) -> RouterCallInput:
+        """This input with ``files`` read into ``messages``."""
+        expanded = self.model_copy(update={"messages": messages, "prompt": None, "files": None})
+        expanded._reading = reading
+        return expanded
 
     @model_validator(mode="after")
     def _prompt_or_messages(self) -> RouterCallInput:
@@ -257,6 +310,12 @@ class AssistantMessage(BaseModel):
     content: list[dict[str, Any]] = Field(description="Blocks: thinking?, text?, tool_use...")
 
 
+class FileReadOut(BaseModel):
+    path: str
+    bytes: int
+    tokens_estimated: int
+
+
 class RouterCallResult(BaseModel):
     """What ``router_call`` returns (``structuredContent``)."""
 
@@ -284,6 +343,9 @@ class RouterCallResult(BaseModel):
     )
     attempts: list[Attempt] = Field(description="Each model tried, in order (fallbacks).")
     thread_id: str | None = Field(default=None, description="The thread this call continued; null for stateless calls.")
+    files_read: list[FileReadOut] | None = Field(
+        default=None, exclude_if=lambda files: files is None, description="What `files` sent; only with `files`."
+    )
     # Not part of the result a host reads: how the router repaired the model's tool calling, as data,
     # for in-process callers (agent tests score it).
     _repairs: tuple[str, ...] = PrivateAttr(default=())

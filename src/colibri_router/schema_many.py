@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_v
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 from pydantic_core import CoreSchema
 
-from colibri_router.schema import RouterCallInput, ToolCallOut
+from colibri_router.schema import FileReadOut, RouterCallInput, ToolCallOut
 
 MIN_MODELS, MAX_MODELS = 2, 8
 SUMMARY_CHARS = 400  # what `detail: "summary"` keeps of each answer's content
@@ -157,4 +157,5 @@ class RouterAskManyResult(_Sparse):
     total_cost_usd: float = Field(description="Priced answers and verdict.")
     wall_ms: int
     verdict: Verdict | None = None
+    files_read: list[FileReadOut] | None = Field(None, description="What `files` sent to every model.")
     warnings: list[str] | None = None

@@ -271,3 +271,33 @@ async def test_several_workers_serve_the_same_tools(server_env: dict[str, str], 
             answers = [await session.call_tool("router_call", {"prompt": f"n{i}"}) for i in range(4)]
     assert [(a.structured_content or {})["content"] for a in answers] == [f"echo: n{i}" for i in range(4)]
     assert server_log.read_text().count("Started server process") == 2
+
+
+async def test_files_over_http_are_refused_without_a_root_and_confined_to_it(
+    fake_upstream: FakeUpstream, server_env: dict[str, str], server_log: Path, tokens_file: Path, tmp_path: Path
+) -> None:
+    """Over HTTP `files` reads the server's disk: only COLIBRI_HTTP_FILES_ROOT, and nothing outside it."""
+    token = tokens_for(tokens_file, "alice")["alice"]
+    root = tmp_path / "served"
+    root.mkdir()
+    (root / "app.py").write_text("print('served')\n", encoding="utf-8")
+    (tmp_path / "private.txt").write_text("not for callers\n", encoding="utf-8")
+    (root / "escape.txt").symlink_to(tmp_path / "private.txt")
+    fake_upstream.kimi.enqueue(kimi_text("Seen."))
+    with http_server(server_env, server_log) as url:
+        async with http_session(url, token) as session:
+            refused = await session.call_tool("router_call", {"prompt": "Review", "files": ["app.py"]})
+    assert refused.is_error
+    assert "COLIBRI_HTTP_FILES_ROOT" in refused.content[0].text  # type: ignore[union-attr]
+    with http_server({**server_env, "COLIBRI_HTTP_FILES_ROOT": str(root)}, server_log) as url:
+        async with http_session(url, token) as session:
+            read = await session.call_tool("router_call", {"prompt": "Review", "files": ["app.py"]})
+            outside = [
+                await session.call_tool("router_call", {"prompt": "Review", "files": [entry]})
+                for entry in ("../private.txt", str(tmp_path / "private.txt"), "escape.txt")
+            ]
+    assert not read.is_error, read.content
+    assert (read.structured_content or {})["files_read"][0]["path"] == "app.py"
+    assert "   1│ print('served')" in fake_upstream.kimi.requests[0].body["messages"][-1]["content"]
+    assert all(result.is_error for result in outside)
+    assert len(fake_upstream.kimi.requests) == 1  # nothing outside the root was ever sent

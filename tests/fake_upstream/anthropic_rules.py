@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .media_rules import anthropic_media_problems
 from .routes import Problem, lower_keys, objects, one_of
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -60,6 +61,7 @@ def validate_anthropic_request(
     if not isinstance(messages, list) or not messages:
         return [*problems, Problem("messages: must be a non-empty list")]
     problems += _message_problems(messages)
+    problems += anthropic_media_problems(messages)
     if _has_tool_blocks(messages) and not body.get("tools"):
         problems.append(Problem("tools: must be given when messages contain tool_use or tool_result blocks"))
     if thinking:

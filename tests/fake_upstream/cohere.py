@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .ids import serial
+from .media_rules import cohere_media_problems
 from .openai_family_rules import tool_pairing_problems
 from .replies import ErrorReply, MessageReply, pieces, sse_frame
 from .routes import Problem, RecordedRequest, Route, has_bearer, last_user_text, one_of, token_estimate
@@ -138,6 +139,7 @@ def validate_cohere_request(body: Any, headers: Mapping[str, str] | None = None)
             problems.append(Problem(f"invalid request: messages[{i}].role must be one of {sorted(COHERE_ROLES)}"))
         elif msg["role"] == "tool" and not isinstance(msg.get("tool_call_id"), str):
             problems.append(Problem(f"invalid request: messages[{i}].tool_call_id is required"))
+    problems += cohere_media_problems(body)
     if problems:
         return problems
     return [Problem(f"invalid request: {problem}") for problem in tool_pairing_problems(messages)]

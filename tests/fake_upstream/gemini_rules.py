@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .media_rules import gemini_media_problems
 from .routes import Problem, lower_keys, objects, one_of
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"
@@ -88,6 +89,7 @@ def validate_gemini_request(
         return [*problems, _invalid("* GenerateContentRequest.contents: contents is not specified")]
     for i, content in enumerate(contents):
         problems += _content_problems(i, content)
+    problems += gemini_media_problems(contents)
     if problems:  # the turn rules below read well-formed contents only
         return problems
     for i, content in enumerate(contents):

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .media_rules import openai_media_problems
 from .openai_family_rules import tool_pairing_problems
 from .openai_wire import chat_completion, openai_sse_events, tool_call_objects
 from .replies import MessageReply
@@ -136,6 +137,7 @@ def validate_kimi_request(
             problems.append(Problem(f"messages[{i}]: tool message content must not be empty"))
     if is_kimi_thinking_model(model):
         problems += kimi_reasoning_problems(messages)
+    problems += openai_media_problems(body)
     return problems + k2_id_problems(messages, strict=strict_ids) + tool_pairing_problems(messages)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .ids import ollama_call_id
+from .media_rules import ollama_media_problems
 from .replies import NDJSON, ErrorReply, MessageReply, ndjson_frame, pieces
 from .routes import Problem, RecordedRequest, Route, last_user_text, objects, token_estimate
 
@@ -120,7 +121,7 @@ def validate_ollama_request(body: Any, *, thinking_models: Iterable[str] = ()) -
                 )
         if msg.get("role") == "tool" and not isinstance(msg.get("tool_name"), str):
             problems.append(Problem(f"messages[{i}]: a tool message needs tool_name (the function it answers)"))
-    return problems
+    return problems + ollama_media_problems(messages)
 
 
 def requested_num_ctx(body: Any) -> int | None:

@@ -21,6 +21,7 @@ from .kimi import (
     kimi_text,
     validate_kimi_request,
 )
+from .media_rules import openai_media_problems
 from .openai_family_rules import (
     fireworks_problems,
     mistral_problems,
@@ -172,6 +173,7 @@ def validate_openai_request(
     if structure:
         return problems
     messages, model = body["messages"], body["model"]
+    problems += openai_media_problems(body)
     problems += tool_pairing_problems(messages)
     if spec.serves_kimi and is_kimi_model(model):
         problems += k2_id_problems(messages, strict=strict_ids)

@@ -92,6 +92,22 @@ async def test_the_tool_list_stays_small() -> None:
     assert size < 24_000
 
 
+# router_call's description plus input schema (as tools/list sends them, provider names included)
+# before `files`, images and documents were added; they may cost the host at most 1,200 more.
+ROUTER_CALL_BEFORE_FILES = 8_278
+FILES_GROWTH_LIMIT = 1_200
+
+
+async def test_files_and_media_grew_router_call_by_at_most_1200_characters() -> None:
+    async with Client(build_server()) as client:
+        tool = (await client.list_tools()).tools[0]
+    size = len(tool.description or "") + len(json.dumps(tool.input_schema))
+    print(f"router_call: {size} characters (+{size - ROUTER_CALL_BEFORE_FILES} for files and media)")
+    assert "`files`" in (tool.description or "")
+    assert "files" in tool.input_schema["properties"]
+    assert size - ROUTER_CALL_BEFORE_FILES <= FILES_GROWTH_LIMIT
+
+
 async def test_success_returns_structured_content_and_one_text_block(
     upstream: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
 ) -> None:

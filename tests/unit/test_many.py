@@ -314,3 +314,32 @@ async def test_a_cancelled_call_still_has_a_row_per_model_and_settles_its_reserv
     # The reservation (the worst case, above the limit) was dropped: the next call is admitted.
     result = await ask_many(ask(models=[SONNET, GPT]))
     assert all(answer.error is None for answer in result.answers)
+
+
+async def test_files_are_read_once_and_sent_to_every_model(
+    fake: FakeUpstream, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "migrate.sql").write_text("ALTER TABLE users DROP COLUMN email;\n")
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01binary")
+    monkeypatch.setenv("COLIBRI_WORKSPACE", str(tmp_path))
+    fake.anthropic.enqueue(anthropic_text("sonnet: unsafe"))
+    fake.route("openai").enqueue(openai_text("gpt: unsafe", model=GPT))
+
+    result = await ask_many(ask(models=[SONNET, GPT], files=["migrate.sql", "*.bin"]))
+
+    bodies = [json.dumps(request.body) for request in chat_requests(fake)]
+    assert len(bodies) == 2
+    assert all("DROP COLUMN email" in body for body in bodies)
+    assert [f.path for f in result.files_read or []] == ["migrate.sql"]
+    skipped = [w for w in result.warnings or [] if "blob.bin" in w]
+    assert len(skipped) == 1  # said once for the call, not once per answer
+    assert not any("blob.bin" in w for answer in result.answers for w in answer.warnings or [])
+
+
+async def test_files_over_http_are_refused_without_a_files_root(fake: FakeUpstream, tmp_path: Any) -> None:
+    (tmp_path / "migrate.sql").write_text("ALTER TABLE users DROP COLUMN email;\n")
+    with pytest.raises(ColibriError) as caught:
+        await ask_many(ask(files=[str(tmp_path / "migrate.sql")]), over_http=True)
+    assert caught.value.kind == "INVALID_REQUEST"
+    assert "COLIBRI_HTTP_FILES_ROOT" in caught.value.message
+    assert chat_requests(fake) == []

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
+from colibri_router.providers.media import UNKNOWN, MediaSupport, media_support
 from colibri_router.providers.model_names import KIMI_SEGMENT
 from colibri_router.providers.spec import MaxTokensField
 
@@ -54,6 +55,7 @@ class ModelProfile:
     sends_reasoning: bool = False  # history's reasoning goes back upstream when present
     effort_levels: tuple[str, ...] = ()  # `reasoning_effort` values the model takes, lowest first
     thinking_budget: bool = True  # takes Anthropic's `thinking: {budget_tokens}` on the Anthropic wire
+    media: MediaSupport = UNKNOWN  # whether it reads images and PDFs (providers/media.py)
 
 
 DEFAULT_PROFILE = ModelProfile()
@@ -77,6 +79,12 @@ def is_kimi_reasoning_model(model: str) -> bool:
 @functools.lru_cache(maxsize=256)
 def profile_for(model: str) -> ModelProfile:
     """The profile of ``model``'s family (cached: a name always has the same profile)."""
+    profile = _family_profile(model)
+    media = media_support(model_segment(model))
+    return profile if media == UNKNOWN else replace(profile, media=media)
+
+
+def _family_profile(model: str) -> ModelProfile:
     segment = model_segment(model)
     if is_kimi_model(model):
         reasoning = is_kimi_reasoning_model(model)

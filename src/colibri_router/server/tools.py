@@ -44,7 +44,8 @@ Claude, GPT, Gemini, Mistral and more. Returns the answer normalized: content, t
 model, token usage, cost, latency and stop reason. `message` is the assistant turn to append to \
 `messages` before the next call; it is null when the model called no tools, and then the turn to \
 append is {"role": "assistant", "content": <content>}. Tool loops can switch provider at any turn; \
-tool-call IDs are provider-neutral.\
+tool-call IDs are provider-neutral. To show the model files, images or PDFs on disk, pass their paths \
+in `files` rather than pasting their content.\
 """
 INSTRUCTIONS = (
     "Use router_call to consult another model. For a tool loop: pass `messages` and `tools`, run the "
@@ -151,6 +152,7 @@ async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> Cal
             arguments,
             principal=who.name,
             notify=lambda progress, message: notify(progress, message, None),
+            over_http=_over_http(ctx),
         ),
     )
 
@@ -159,7 +161,9 @@ async def router_ask_many(arguments: RouterAskManyInput, ctx: Context[Any, Any])
     from colibri_router.many import ask_many
 
     return await _answer(
-        "router_ask_many", ctx, lambda who: ask_many(arguments, principal=who.name, notify=_notifier(ctx))
+        "router_ask_many",
+        ctx,
+        lambda who: ask_many(arguments, principal=who.name, notify=_notifier(ctx), over_http=_over_http(ctx)),
     )
 
 

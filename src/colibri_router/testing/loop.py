@@ -13,7 +13,7 @@ keeps every step it made.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,9 +57,12 @@ class RunPlan:
     tools: Sequence[dict[str, Any]]
     params: dict[str, Any]
     max_steps: int
+    turn_files: Mapping[int, list[dict[str, Any]]] = field(default_factory=dict)  # turn number → blocks
 
     @classmethod
-    def of(cls, scenario: Scenario, model: str, repeat: int) -> RunPlan:
+    def of(
+        cls, scenario: Scenario, model: str, repeat: int, turn_files: Mapping[int, list[dict[str, Any]]] | None = None
+    ) -> RunPlan:
         return cls(
             origin_scenario=scenario.name,
             model=model,
@@ -70,6 +73,7 @@ class RunPlan:
             tools=[tool.definition() for tool in scenario.tools],
             params=scenario.params,
             max_steps=scenario.max_steps,
+            turn_files=turn_files or {},
         )
 
 
@@ -121,7 +125,9 @@ async def play(plan: RunPlan, state: RunState, *, caller: ModelCaller, tools: Si
                 state.stop("max_steps", truncated=True)
                 return
             model = turn.model or model
-            state.messages.append({"role": "user", "content": turn.user})
+            files = plan.turn_files.get(number, [])
+            content: str | list[dict[str, Any]] = [{"type": "text", "text": turn.user}, *files] if files else turn.user
+            state.messages.append({"role": "user", "content": content})
         while True:
             if len(state.steps) >= plan.max_steps:
                 state.stop("max_steps", truncated=True)
@@ -192,7 +198,8 @@ def _record(state: RunState, step: ModelStep, turn: int, model: str, tools: Simu
                     problem=answer.problem,
                 )
             )
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": answer.content}
+            content: str | list[dict[str, Any]] = list(answer.media) if answer.media else answer.content
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": content}
             if answer.is_error:
                 block["is_error"] = True
             results.append(block)

@@ -21,6 +21,7 @@ import anyio
 
 from colibri_router.testing.assertions import AssertionResult, Scope, evaluate
 from colibri_router.testing.caller import CallOrigin, ModelCaller
+from colibri_router.testing.context import ScenarioContext, load_context
 from colibri_router.testing.loop import RunPlan, RunState, Spending, play
 from colibri_router.testing.report import Report, RunReport, RunStatus, build_report, run_report
 from colibri_router.testing.scenario import InvalidInput, Scenario, ScenarioSource, load_scenario, with_overrides
@@ -69,12 +70,15 @@ async def run_scenario(
     concurrency: int | None = None,
     on_progress: ProgressCallback | None = None,
     stop: anyio.Event | None = None,
+    remote: bool = False,
 ) -> Report:
     """Run ``scenario`` (a :class:`Scenario`, a mapping, or a YAML/JSON path) and report.
 
     ``caller`` answers the model calls; by default the router itself (:class:`RouterCaller`).
     ``models``, ``repeat`` and ``max_steps`` replace the scenario's own (validated the same way).
-    Raises ``ScenarioError``/``InvalidInput`` or ``ConfigError`` before running anything.
+    ``remote``: the caller is not on this machine, so the scenario's files and images are read only
+    inside COLIBRI_HTTP_FILES_ROOT. Raises ``ScenarioError``/``InvalidInput`` or ``ConfigError``
+    before running anything.
     """
     if caller is None:
         from colibri_router.testing.router_caller import RouterCaller  # the router: only when it is used
@@ -85,10 +89,12 @@ async def run_scenario(
         raise InvalidInput(f"max_cost_usd must be at least 0, got {max_cost_usd}")
     if timeout_s is not None and timeout_s <= 0:
         raise InvalidInput(f"timeout_s must be more than 0, got {timeout_s}")
+    context = await anyio.to_thread.run_sync(lambda: load_context(plan, remote=remote))
     execution = _Execution(
         scenario=plan,
         caller=caller,
-        simulator=ToolSimulator(plan.tools),
+        simulator=ToolSimulator(plan.tools, context.images),
+        context=context,
         spending=Spending(cap_usd=max_cost_usd),
         limiter=anyio.CapacityLimiter(run_concurrency(concurrency)),
         deadline=anyio.current_time() + timeout_s if timeout_s is not None else float("inf"),
@@ -120,6 +126,7 @@ class _Execution:
     scenario: Scenario
     caller: ModelCaller
     simulator: ToolSimulator
+    context: ScenarioContext
     spending: Spending
     limiter: anyio.CapacityLimiter
     deadline: float
@@ -140,7 +147,7 @@ class _Execution:
 
     async def run(self, model: str, repeat: int) -> None:
         state = RunState()
-        plan = RunPlan.of(self.scenario, model, repeat)
+        plan = RunPlan.of(self.scenario, model, repeat, self.context.turn_files)
         holds_slot = False
         try:
             with anyio.CancelScope(deadline=self.deadline) as scope:

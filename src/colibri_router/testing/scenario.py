@@ -139,6 +139,9 @@ class Turn(BaseModel):
     label: str | None = Field(default=None, min_length=1)
     user: str = Field(min_length=1)
     model: ModelSpec | None = None
+    files: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        default=None, min_length=1, max_length=64, description="Read into this turn, as router_call's `files`."
+    )
 
 
 class PassCriteria(BaseModel):

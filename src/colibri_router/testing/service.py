@@ -38,6 +38,7 @@ async def run_for_tool(
             max_cost_usd=args.max_cost_usd,
             timeout_s=args.timeout_s,
             on_progress=progress,
+            remote=not files,
         )
     except InvalidInput as error:
         raise InvalidRequestError(f"invalid scenario: {error}") from error

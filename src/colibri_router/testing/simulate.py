@@ -9,13 +9,14 @@ Then the tool's rules are tried in order and the first whose ``when`` matches an
 A ``then`` string is sent verbatim, anything else as compact JSON (never a JSON string of a JSON
 string); ``error`` becomes an ``is_error`` result; ``sequence`` answers the k-th call that reaches
 that rule with its k-th reply, the last one repeating. ``{{args.path}}`` in a string is replaced
-by that argument. Sequence positions belong to one run: every run starts at the first reply.
+by that argument. ``then: {image: path}`` answers with that image (read before the runs), as a tool
+returning a screenshot does. Sequence positions belong to one run: every run starts at the first reply.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
 from colibri_router.testing.caller import ModelToolCall
+from colibri_router.testing.context import image_path
 from colibri_router.testing.matcher import compact_json, match, render_template
 from colibri_router.testing.scenario import Reply, Response, ScenarioTool
 
@@ -41,6 +43,8 @@ class SimulatedResult:
     rule: str | None = None
     sequence_index: int | None = None
     problem: Problem | None = None
+    # Image blocks the result holds instead of text (``then: {image: path}``); ``content`` then names them.
+    media: tuple[dict[str, Any], ...] = ()
 
 
 def rule_id(tool: str, index: int | None) -> str:
@@ -51,8 +55,9 @@ def rule_id(tool: str, index: int | None) -> str:
 class ToolSimulator:
     """The scenario's tools, compiled once (schema validators); :meth:`start` gives one run's state."""
 
-    def __init__(self, tools: Sequence[ScenarioTool]) -> None:
+    def __init__(self, tools: Sequence[ScenarioTool], images: Mapping[str, dict[str, Any]] | None = None) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        self.images = dict(images or {})  # path → image block, read before the runs
         self._validators: dict[str, Validator] = {
             tool.name: validator_for(tool.input_schema)(tool.input_schema) for tool in tools
         }
@@ -115,6 +120,10 @@ class SimulatedRun:
     def _reply(self, response: Response, rule: str, args: dict[str, Any]) -> SimulatedResult:
         reply, sequence_index = response.reply(self._answered[rule])
         self._answered[rule] += 1
+        path = image_path(reply.then) if "then" in reply.model_fields_set else None
+        if path is not None:
+            media = (self._simulator.images[path],)
+            return SimulatedResult(f"[image {path}]", rule=rule, sequence_index=sequence_index, media=media)
         return SimulatedResult(
             content=render_reply(reply, args),
             is_error="error" in reply.model_fields_set,

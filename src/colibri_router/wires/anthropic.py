@@ -19,6 +19,7 @@ from typing import Any
 from colibri_router.conversation import (
     AssistantTurn,
     CompletionRequest,
+    Media,
     Message,
     Part,
     RedactedThinking,
@@ -28,6 +29,7 @@ from colibri_router.conversation import (
     ToolChoice,
     ToolSpec,
     Usage,
+    media_block,
 )
 from colibri_router.errors import MalformedResponse
 from colibri_router.toolcalls.arguments import arguments_object
@@ -161,7 +163,13 @@ def _encode_part(part: Part) -> dict[str, Any] | None:
         return {"type": "redacted_thinking", "data": part.data}
     if isinstance(part, ToolCall):
         return {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.arguments)}
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id, "content": part.content}
+    if isinstance(part, Media):
+        return media_block(part)
+    # Anthropic's tool results take images and documents beside their text: the screenshot stays there.
+    content: str | list[dict[str, Any]] = part.content
+    if part.media:
+        content = [*([{"type": "text", "text": part.content}] if part.content else []), *map(media_block, part.media)]
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id, "content": content}
     if part.is_error:
         block["is_error"] = True
     return block

@@ -21,6 +21,7 @@ from typing import Any
 from colibri_router.conversation import (
     AssistantTurn,
     CompletionRequest,
+    Media,
     Message,
     Part,
     ProviderState,
@@ -44,6 +45,7 @@ from colibri_router.wires.rules import (
     THINKING_BUDGETS,
     function_tool_calls,
     function_tools,
+    user_content,
 )
 
 WIRE = "cohere"
@@ -211,10 +213,18 @@ def _user_messages(parts: Sequence[Part]) -> list[dict[str, Any]]:
                 # Cohere's tool messages have no error flag; say it in the text the model reads.
                 content = ERROR_RESULT_PREFIX + content
             messages.append({"role": "tool", "tool_call_id": part.call_id, "content": content})
-    text = "".join(part.text for part in parts if isinstance(part, Text))
-    if text:
-        messages.append({"role": "user", "content": text})
+    user = user_content(parts, _media_part)
+    if user:
+        messages.append({"role": "user", "content": user})
     return messages
+
+
+def _media_part(media: Media) -> dict[str, Any]:
+    """Cohere's vision models read images as ``image_url`` parts (a data URL); PDFs reach Cohere as
+    their text (the router extracts it), never as a part."""
+    if media.kind != "image":
+        raise InvalidRequestError("Cohere takes no PDF parts: the router sends a PDF's text instead")
+    return {"type": "image_url", "image_url": {"url": media.data_url()}}
 
 
 def decode_message(message: Mapping[str, Any]) -> list[Part]:

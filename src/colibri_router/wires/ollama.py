@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from colibri_router.conversation import (
     AssistantTurn,
     CompletionRequest,
+    Media,
     Message,
     Part,
     Reasoning,
@@ -35,7 +36,7 @@ from colibri_router.conversation import (
     ToolResult,
     Usage,
 )
-from colibri_router.errors import MalformedResponse
+from colibri_router.errors import InvalidRequestError, MalformedResponse
 from colibri_router.providers.profiles import ModelProfile, model_segment
 from colibri_router.toolcalls.arguments import arguments_object
 from colibri_router.toolcalls.assembly.base import StreamAssembler, as_object, as_text
@@ -50,7 +51,13 @@ from colibri_router.wires.base import (
     nested_error,
     retry_after,
 )
-from colibri_router.wires.rules import EMPTY_TOOL_RESULT, ERROR_RESULT_PREFIX, function_tools, tool_choice_nudge
+from colibri_router.wires.rules import (
+    EMPTY_TOOL_RESULT,
+    ERROR_RESULT_PREFIX,
+    function_tools,
+    tool_choice_nudge,
+    user_text,
+)
 
 DEFAULT_PORT = 11434
 MIN_CONTEXT = 4096  # never ask for less than Ollama's larger default window
@@ -238,10 +245,24 @@ def _user_messages(parts: Sequence[Part], names: Mapping[str, str]) -> list[dict
             if part.call_id:
                 result["tool_call_id"] = part.call_id
             messages.append(result)
-    text = "".join(part.text for part in parts if isinstance(part, Text))
-    if text:
-        messages.append({"role": "user", "content": text})
+    # Ollama takes images beside a message's text, as bare base64 (no data URL); a tool's images go in
+    # the user message after its result. PDFs reach Ollama as their text (the router extracts it).
+    images = [_image(media) for part in parts if isinstance(part, ToolResult) for media in part.media]
+    images += [_image(part) for part in parts if isinstance(part, Media)]
+    text = user_text(parts)
+    if text or images:
+        user: dict[str, Any] = {"role": "user", "content": text}
+        if images:
+            user["images"] = images
+        messages.append(user)
     return messages
+
+
+def _image(media: Media) -> str:
+    if media.kind != "image" or media.data is None:
+        what = "an image by URL" if media.kind == "image" else "a PDF"
+        raise InvalidRequestError(f"Ollama cannot take {what}: send images as content (base64)")
+    return media.data
 
 
 def decode_message(message: Mapping[str, Any]) -> list[Part]:

@@ -4,11 +4,11 @@ choice, reasoning placeholders for thinking models, K2 marker parsing, and stop-
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from colibri_router.conversation import Message, Part, Text, Thinking, ToolCall, ToolChoice, ToolSpec
+from colibri_router.conversation import Media, Message, Part, Text, Thinking, ToolCall, ToolChoice, ToolResult, ToolSpec
 from colibri_router.toolcalls.arguments import parse_arguments
 from colibri_router.toolcalls.k2_markers import contains_k2_markers, parse_k2_markers
 
@@ -105,3 +105,28 @@ def undeclared_call_warnings(calls: Sequence[ToolCall], declared: set[str]) -> t
         for call in calls
         if call.name not in declared
     )
+
+
+def user_text(parts: Sequence[Part]) -> str:
+    """A user turn's text parts as one string (a file's block starts and ends on a line of its own)."""
+    return "".join(part.text for part in parts if isinstance(part, Text))
+
+
+def user_content(parts: Sequence[Part], encode: Callable[[Media], dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """A user turn's text and media, for wires whose tool messages carry only text: a string when it
+    holds no media (every host reads that), else content parts in order, the media of the turn's tool
+    results first, each group introduced by the call it came from."""
+    media = [part for part in parts if isinstance(part, Media)]
+    results = [part for part in parts if isinstance(part, ToolResult) and part.media]
+    if not media and not results:
+        return user_text(parts)
+    content: list[dict[str, Any]] = []
+    for result in results:
+        content.append({"type": "text", "text": f"(returned by tool call {result.call_id})"})
+        content.extend(encode(item) for item in result.media)
+    for part in parts:
+        if isinstance(part, Text) and part.text:
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, Media):
+            content.append(encode(part))
+    return content

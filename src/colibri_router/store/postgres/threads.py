@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from colibri_router.store.errors import ThreadBusy, ThreadNotFound
+from colibri_router.store.media import deflate, inflate, referenced
 from colibri_router.store.postgres.connection import Connection
 from colibri_router.store.postgres.filters import where
 from colibri_router.store.records import StoredThread, ThreadSummary
@@ -70,13 +71,17 @@ async def load(connection: Connection, thread_id: str, principal: str | None, ex
         expiry_cutoff,
     )
     if row is not None and row["messages"] is not None:
+        messages = [json.loads(text) for text in row["messages"]]
+        if referenced(messages):
+            blobs = await connection.fetch("SELECT sha256, data FROM thread_media WHERE thread_id = $1", thread_id)
+            messages = inflate(messages, {blob["sha256"]: blob["data"] for blob in blobs})
         return StoredThread(
             thread_id,
             row["principal"],
             row["provider"],
             row["model"],
             row["title"],
-            [json.loads(text) for text in row["messages"]],
+            messages,
             row["created_at"],
             row["updated_at"],
         )
@@ -102,7 +107,8 @@ async def append(
 ) -> None:
     """Append ``messages`` after the stored ones. ``title`` (the new messages' title) is kept only
     if the thread has none yet. Refused while another call's lease holds the thread."""
-    encoded = [json.dumps(message, ensure_ascii=False, separators=(",", ":")) for message in messages]
+    stored, blobs = deflate(messages)
+    encoded = [json.dumps(message, ensure_ascii=False, separators=(",", ":")) for message in stored]
     async with connection.transaction():
         row = await connection.fetchrow(
             "SELECT turns, lease_token, lease_expires_at FROM threads"
@@ -123,6 +129,14 @@ async def append(
             row["turns"],
             encoded,
         )
+        if blobs:
+            await connection.execute(
+                "INSERT INTO thread_media (thread_id, sha256, data) SELECT $1, sha256, data"
+                " FROM unnest($2::text[], $3::text[]) AS m (sha256, data) ON CONFLICT DO NOTHING",
+                thread_id,
+                list(blobs),
+                list(blobs.values()),
+            )
         await connection.execute(
             "UPDATE threads SET turns = turns + $2, provider = $3, model = $4, updated_at = $5,"
             " title = CASE WHEN title = '' THEN $6 ELSE title END WHERE thread_id = $1",

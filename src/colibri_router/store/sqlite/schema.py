@@ -69,6 +69,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX budget_reservations_by_expiry ON budget_reservations (expires_at_ms)",
     ),
+    # 2: a thread's images and documents, once per content hash (its messages refer to them).
+    (
+        """CREATE TABLE thread_media (
+            thread_id TEXT NOT NULL REFERENCES threads (thread_id) ON DELETE CASCADE,
+            sha256 TEXT NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (thread_id, sha256)
+        )""",
+    ),
 )
 
 CURRENT_VERSION = len(MIGRATIONS)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from colibri_router.store.errors import ThreadBusy, ThreadNotFound
+from colibri_router.store.media import deflate, inflate, referenced
 from colibri_router.store.records import StoredThread, ThreadSummary
 from colibri_router.store.sqlite.filters import where
 from colibri_router.store.sqlite.timestamps import from_ms
@@ -58,6 +59,9 @@ def load(connection: sqlite3.Connection, thread_id: str, principal: str | None, 
                     "SELECT message FROM thread_messages WHERE thread_id = ? ORDER BY position", (thread_id,)
                 )
             ]
+            if referenced(messages):
+                blobs = connection.execute("SELECT sha256, data FROM thread_media WHERE thread_id = ?", (thread_id,))
+                messages = inflate(messages, dict(blobs.fetchall()))
             owner, provider, model, title, created_at_ms, updated_at_ms = row
             return StoredThread(
                 thread_id, owner, provider, model, title, messages, from_ms(created_at_ms), from_ms(updated_at_ms)
@@ -85,7 +89,8 @@ def append(
 ) -> None:
     """Append ``messages`` after the stored ones. ``title`` (the new messages' title) is kept only
     if the thread has none yet. Refused while another call's lease holds the thread."""
-    encoded = [json.dumps(message, ensure_ascii=False, separators=(",", ":")) for message in messages]
+    stored, blobs = deflate(messages)
+    encoded = [json.dumps(message, ensure_ascii=False, separators=(",", ":")) for message in stored]
     with write_transaction(connection):
         row = connection.execute(
             "SELECT turns, lease_token, lease_expires_at_ms FROM threads"
@@ -100,6 +105,10 @@ def append(
         connection.executemany(
             "INSERT INTO thread_messages (thread_id, position, message) VALUES (?, ?, ?)",
             [(thread_id, turns + offset, text) for offset, text in enumerate(encoded)],
+        )
+        connection.executemany(
+            "INSERT OR IGNORE INTO thread_media (thread_id, sha256, data) VALUES (?, ?, ?)",
+            [(thread_id, digest, data) for digest, data in blobs.items()],
         )
         connection.execute(
             "UPDATE threads SET turns = turns + ?, provider = ?, model = ?, updated_at_ms = ?,"

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from colibri_router.conversation import Message, Part, Role, Text, Thinking, ToolCall, ToolResult
+from colibri_router.conversation import Media, Message, Part, Role, Text, Thinking, ToolCall, ToolResult
 from colibri_router.wires.gemini.state import SKIP_SIGNATURE, call_id_of, signature_of
 
 MISSING_RESULT = "no result was sent for this call"
@@ -110,8 +110,13 @@ def _user_parts(parts: Iterable[Part], calls: Sequence[ToolCall], warnings: list
                 warnings.append(
                     f"the tool result for call {part.call_id!r} answers no call of the turn before it: sent as text"
                 )
+            # Gemini's function responses hold JSON only: what a tool returned as an image or PDF follows
+            # as inline data in the same turn.
+            others.extend(media_part(media) for media in part.media)
         elif isinstance(part, Text) and part.text:
             others.append({"text": part.text})
+        elif isinstance(part, Media):
+            others.append(media_part(part))
     responses = []
     for call in calls:
         result = results.get(call.id)
@@ -131,6 +136,13 @@ def _function_response(call: ToolCall, result: ToolResult | None) -> dict[str, A
     if (gemini_id := call_id_of(call.state)) is not None:
         function_response = {"id": gemini_id, **function_response}
     return {"functionResponse": function_response}
+
+
+def media_part(media: Media) -> dict[str, Any]:
+    """``inlineData`` (base64) for content, ``fileData`` for a URL."""
+    if media.data is not None:
+        return {"inlineData": {"mimeType": media.media_type, "data": media.data}}
+    return {"fileData": {"mimeType": media.media_type, "fileUri": media.url}}
 
 
 def _merged(contents: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -8,8 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from colibri_router.conversation import Message, Part, Text, Thinking, ToolCall, ToolResult
-from colibri_router.wires.rules import EMPTY_TOOL_RESULT, ERROR_RESULT_PREFIX, function_tool_calls, function_tools
+from colibri_router.conversation import Media, Message, Part, Text, Thinking, ToolCall, ToolResult
+from colibri_router.errors import InvalidRequestError
+from colibri_router.wires.rules import (
+    EMPTY_TOOL_RESULT,
+    ERROR_RESULT_PREFIX,
+    function_tool_calls,
+    function_tools,
+    user_content,
+)
 
 # What stands between a tool message and a user message on hosts that forbid the pair (Mistral 3230).
 TOOL_RESULTS_BRIDGE = "(tool results received)"
@@ -71,7 +78,17 @@ def _user_messages(parts: Sequence[Part]) -> list[dict[str, Any]]:
                 # OpenAI-style tool messages have no error flag; say it in the text the model reads.
                 content = ERROR_RESULT_PREFIX + content
             out.append({"role": "tool", "tool_call_id": part.call_id, "content": content})
-    texts = [p.text for p in parts if isinstance(p, Text)]
-    if texts:
-        out.append({"role": "user", "content": "".join(texts)})
+    user = user_content(parts, media_part)
+    if user:
+        out.append({"role": "user", "content": user})
     return out
+
+
+def media_part(media: Media) -> dict[str, Any]:
+    """An image as an ``image_url`` part (a data URL, or its URL); a PDF as a ``file`` part (chat
+    completions take PDFs only as base64 ``file_data``, with a file name)."""
+    if media.kind == "image":
+        return {"type": "image_url", "image_url": {"url": media.data_url()}}
+    if media.data is None:
+        raise InvalidRequestError("a PDF given by URL cannot be sent on the OpenAI wire: send its content (base64)")
+    return {"type": "file", "file": {"filename": media.title or "document.pdf", "file_data": media.data_url()}}
