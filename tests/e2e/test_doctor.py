@@ -17,6 +17,7 @@ from fake_upstream import FakeUpstream, error, kimi_text
 from harness import ANTHROPIC_KEY, KIMI_KEY, SERVER_COMMAND, every_provider_env, host_env
 
 import colibri_router
+from colibri_router.store.sqlite.schema import CURRENT_VERSION
 
 pytestmark = pytest.mark.e2e
 
@@ -172,7 +173,7 @@ def test_the_store_shows_its_schema_and_size_once_a_call_made_it(fake_upstream: 
 
     store = document["store"]
     assert status == 0
-    assert (store["exists"], store["writable"], store["schema_version"]) == (True, True, 2)
+    assert (store["exists"], store["writable"], store["schema_version"]) == (True, True, CURRENT_VERSION)
     assert store["size_bytes"] > 0
 
 
