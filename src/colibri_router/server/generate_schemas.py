@@ -30,7 +30,7 @@ def generate() -> dict[str, dict[str, Any]]:
     """Every tool's input and output schema, from its argument and result models."""
     return {
         tool: {
-            "input": without_titles(model.model_json_schema(by_alias=True)),
+            "input": without_null_options(without_titles(model.model_json_schema(by_alias=True))),
             "output": without_titles(OUTPUTS[tool].model_json_schema()) if tool in OUTPUTS else None,
         }
         for tool, model in ARGUMENTS.items()
@@ -52,6 +52,25 @@ def without_titles(schema: Any) -> Any:
         for key, value in schema.items()
         if key != "title"
     }
+
+
+def without_null_options(schema: Any) -> Any:
+    """An input schema whose optional fields are just not required: ``anyOf: [X, null]`` with
+    ``default: null`` becomes X. The server still accepts an explicit null; the host's model is
+    only spared reading "or null" on every optional field of every tool, on every turn. Results keep
+    their nulls: a client checks each result against its output schema."""
+    if isinstance(schema, list):
+        return [without_null_options(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: without_null_options(value) for key, value in schema.items()}
+    options = out.get("anyOf")
+    if out.get("default", ...) is None and isinstance(options, list) and {"type": "null"} in options:
+        del out["default"]
+        kept = [option for option in options if option != {"type": "null"}]
+        del out["anyOf"]
+        out = {**kept[0], **out} if len(kept) == 1 else {"anyOf": kept, **out}
+    return out
 
 
 def render() -> str:
