@@ -89,7 +89,11 @@ async def _with_thread(call: _Accounting, client: httpx.AsyncClient | None, noti
         routed = args.model_copy(update={"messages": conversation, "prompt": None, "thread_id": None})
         call.thread_id = None if lease is None else args.thread_id
         result = await route(routed, client=client, notify=notify, admit=call.admit, settings=call.settings)
-        assistant = result.message.model_dump() if result.message else {"role": "assistant", "content": result.content}
+        assistant = (
+            result.message.model_dump()
+            if result.message
+            else result.thread_turn() or {"role": "assistant", "content": result.content}
+        )
         try:
             if lease is None:
                 call.thread_id = await store.create_thread(call.principal, result.provider, result.model)

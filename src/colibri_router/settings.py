@@ -53,6 +53,10 @@ class Settings(BaseSettings):
     http_allowed_hosts: str | None = Field(None, validation_alias="COLIBRI_HTTP_ALLOWED_HOSTS")
     http_allowed_origins: str | None = Field(None, validation_alias="COLIBRI_HTTP_ALLOWED_ORIGINS")
     run_concurrency: int = Field(4, ge=1, validation_alias="COLIBRI_RUN_CONCURRENCY")
+    # The directory command-line agents run in (and may read); unset: the server's working directory.
+    workspace: str | None = Field(None, min_length=1, validation_alias="COLIBRI_WORKSPACE")
+    # serve --http: command-line agents would run on the server's login for every caller.
+    http_agent_cli: bool = Field(False, validation_alias="COLIBRI_HTTP_AGENT_CLI")
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         "info", validation_alias="COLIBRI_LOG_LEVEL"
     )

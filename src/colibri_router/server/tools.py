@@ -93,8 +93,12 @@ async def _answer(
     tool: str, ctx: Context[Any, Any], work: Callable[[Caller], Awaitable[BaseModel | dict[str, Any]]]
 ) -> CallToolResult:
     """Run ``work`` for the request's caller, cancellable by (caller, request id), and shape its result."""
+    from colibri_router.server.sampling import session_of
+    from colibri_router.session import in_session
+
     name = caller_name()
-    with IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope:
+    session = session_of(ctx, over_http=_over_http(ctx))
+    with IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope, in_session(session):
         try:
             return success_result(await work(caller(name)))
         except ColibriError as error:
