@@ -152,6 +152,8 @@ def _codex(event: dict[str, Any], run: AgentRun) -> str | None:
     if kind == "turn.completed":
         run.finished = True
         usage = _dict(event.get("usage"))
+        if _int(usage.get("input_tokens")) is None and _int(usage.get("output_tokens")) is None:
+            return None  # no counts: the result says so rather than claiming zero
         run.usage = Usage.of(
             usage.get("input_tokens"),
             usage.get("output_tokens"),

@@ -86,7 +86,10 @@ def _piece(part: object, names: dict[str, str]) -> str:
     return ""
 
 
-def message_text(message: Message) -> str:
-    """One message as plain text (tool calls and results summarised): what a text-only model reads."""
+def message_texts(messages: tuple[Message, ...]) -> list[str]:
+    """Each message as plain text (tool calls and results summarised, a result under its call's tool
+    name): what a text-only model reads."""
     names: dict[str, str] = {}
-    return "\n".join(piece for piece in (_piece(part, names) for part in message.parts) if piece)
+    return [
+        "\n".join(piece for piece in (_piece(part, names) for part in message.parts) if piece) for message in messages
+    ]

@@ -41,11 +41,12 @@ def _sampler(ctx: Context[Any, Any]) -> Sampler | None:
     request_id = ctx.request_context.request_id
 
     async def sample(request: CompletionRequest, model_hint: str | None) -> Sampled:
-        from colibri_router.agents.transcript import message_text
+        from colibri_router.agents.transcript import message_texts
 
+        texts = message_texts(request.messages)
         messages = [
-            SamplingMessage(role=message.role, content=TextContent(type="text", text=message_text(message)))
-            for message in request.messages
+            SamplingMessage(role=message.role, content=TextContent(type="text", text=text))
+            for message, text in zip(request.messages, texts, strict=True)
         ]
         preferences = ModelPreferences(hints=[ModelHint(name=model_hint)]) if model_hint else None
         try:
