@@ -8,7 +8,9 @@ where Node itself is missing do the tests skip, saying why.
 Each test gets a temporary HOME holding the agents' own configuration, pointed at the scripted
 loopback model (:mod:`agent_upstream`): Claude Code through ``ANTHROPIC_BASE_URL``, Codex through a
 ``model_providers`` entry in ``$CODEX_HOME/config.toml``, Gemini CLI through
-``GOOGLE_GEMINI_BASE_URL`` with API-key auth selected in its settings. Their telemetry, update
+``GOOGLE_GEMINI_BASE_URL`` with API-key auth selected in its settings. Their keys are in their own
+files (Claude Code's ``apiKeyHelper``, Gemini CLI's ``~/.gemini/.env``): colibri-router passes an
+agent none of its providers' variables. Their telemetry, update
 checks and error reporting are switched off.
 """
 
@@ -84,13 +86,19 @@ def agent_env(
     if server:
         gemini["mcpServers"] = {"colibri": server}
     (home / ".gemini" / "settings.json").write_text(json.dumps(gemini))
+    # The agents' own logins live in their own files: colibri-router passes them none of its keys.
+    claude: dict[str, object] = {"env": {"ANTHROPIC_BASE_URL": f"{upstream.url}/anthropic"}}
+    if logged_in:
+        claude["apiKeyHelper"] = f"echo {API_KEY}"
+        (home / ".gemini" / ".env").write_text(f"GEMINI_API_KEY={API_KEY}\n")
+    (home / ".claude").mkdir(exist_ok=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps(claude))
     if server:
         (home / ".claude.json").write_text(json.dumps({"mcpServers": {"colibri": {"type": "stdio", **server}}}))
     env = {
         "HOME": str(home),
         "CODEX_HOME": str(codex_home),
         "SCRIPTED_OPENAI_KEY": API_KEY,
-        "ANTHROPIC_BASE_URL": f"{upstream.url}/anthropic",
         "GOOGLE_GEMINI_BASE_URL": f"{upstream.url}/gemini",
         "CLAUDE_CODE_MAX_RETRIES": "0",
         "DISABLE_AUTOUPDATER": "1",
@@ -99,7 +107,4 @@ def agent_env(
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "GEMINI_TELEMETRY_ENABLED": "false",
     }
-    if logged_in:
-        env["ANTHROPIC_API_KEY"] = API_KEY
-        env["GEMINI_API_KEY"] = API_KEY
     return env

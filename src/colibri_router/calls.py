@@ -137,7 +137,8 @@ class _Accounting:
             request.max_tokens,
             local=choice.provider.local,
         )
-        if worst is None:
+        if worst is None and not choice.provider.subscription:
+            # A subscription (an agent's own login, the host's model) has no price to know.
             warnings.append(f"no price known for {choice.model}: the cost cap and budgets could not check this call")
         if worst is not None and self.args.max_cost_usd is not None and worst > self.args.max_cost_usd:
             raise CostCapError(

@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 PROVIDERS = list(COMMANDS)
 SECRET = "the division on line 2 fails"
+COLIBRI_OWN_KEY = "sk-colibri-own-provider-key-0123456789"
 
 
 @pytest.fixture
@@ -50,6 +51,11 @@ def server_env(upstream: AgentUpstream, tmp_path: Path, workspace: Path, **optio
         "COLIBRI_STATE_DIR": os.environ["COLIBRI_STATE_DIR"],
         "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
         "COLIBRI_LOG_LEVEL": "info",
+        # colibri-router's own providers' keys and URLs, as a user has them: never the agents'.
+        "ANTHROPIC_API_KEY": COLIBRI_OWN_KEY,
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/not-for-agents",
+        "GEMINI_API_KEY": COLIBRI_OWN_KEY,
+        "OPENAI_API_KEY": COLIBRI_OWN_KEY,
         **agent_env(upstream, home, **options),
     }
     return env
@@ -127,6 +133,8 @@ async def test_the_agent_reads_the_project_and_refuses_writes_and_commands(
     assert "print(total / 0)" in route.tool_results[0]
     assert sorted(p.name for p in workspace.iterdir()) == ["src"]
     assert len(route.tool_results) >= 3
+    # Every request carried the agent's own key, none colibri-router's.
+    assert route.refused == [] and COLIBRI_OWN_KEY not in json.dumps([r.headers for r in route.requests])
     # The prompt reached the model (through stdin), the workspace is where the agent ran.
     first = json.dumps(route.main_requests[0].body)
     assert "Review src/app.py for bugs" in first

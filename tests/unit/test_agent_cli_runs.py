@@ -177,15 +177,18 @@ async def test_the_agent_gets_the_marker_and_none_of_colibris_settings(
     script = tmp_path / "env-agent"
     script.write_text(
         f"#!{sys.executable}\nimport json,os,sys\nsys.stdin.read()\n"
-        "names = sorted(k for k in os.environ if k.startswith('COLIBRI_'))\n"
+        "names = sorted(k for k in os.environ if k.startswith(('COLIBRI_', 'ANTHROPIC_', 'OPENAI_', 'AGENT_')))\n"
         'print(json.dumps({"type": "item.completed", "item": {"type": "agent_message", "text": json.dumps(names)}}))\n'
         'print(json.dumps({"type": "turn.completed"}))\n'
     )
     script.chmod(0o755)
     monkeypatch.setenv("COLIBRI_CODEX_BIN", str(script))
     monkeypatch.setenv("COLIBRI_KIMI_API_KEY", "sk-kimi-should-not-leak")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-for-the-claude-provider")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("AGENT_OWN_SETTING", "kept")
     result = await route(RouterCallInput(provider="codex", prompt="x"))
-    assert json.loads(result.content) == ["COLIBRI_AGENT_CLI_PARENT"]
+    assert json.loads(result.content) == ["AGENT_OWN_SETTING", "COLIBRI_AGENT_CLI_PARENT"]
 
 
 async def test_router_models_asks_each_agent_once_and_host_follows_the_session(
@@ -214,3 +217,17 @@ async def test_router_models_asks_each_agent_once_and_host_follows_the_session(
         "host",
         None,
     )
+
+
+async def test_an_agent_call_is_in_the_ledger_and_budgets_do_not_warn(
+    agent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from colibri_router.calls import serve
+    from colibri_router.records import usage
+    from colibri_router.schema_tools import RouterUsageInput
+
+    monkeypatch.setenv("COLIBRI_BUDGET_DAILY_USD", "5")
+    result = await serve(RouterCallInput(provider="codex", prompt="x"))
+    assert not any("price" in warning for warning in result.warnings)
+    totals = (await usage(RouterUsageInput(since="today"))).total
+    assert (totals.calls, totals.unpriced_calls, totals.input_tokens) == (1, 1, 3)

@@ -140,9 +140,18 @@ def effort_for(spec: ProviderSpec, reasoning: Reasoning | None) -> tuple[str | N
 
 
 def child_environment(spec: ProviderSpec) -> dict[str, str]:
-    """The agent's environment: ours (its login lives in its own config dirs) without colibri-router's
-    own settings and keys, plus the marker."""
-    env = {name: value for name, value in os.environ.items() if not name.upper().startswith("COLIBRI_")}
+    """The agent's environment: ours without colibri-router's own settings and without the keys and
+    base URLs of its providers (``ANTHROPIC_API_KEY`` set for provider ``claude`` would otherwise bill
+    Claude Code to that key instead of the user's subscription), plus the marker. The agent's login
+    lives in its own config directory."""
+    from colibri_router.providers.registry import usable_providers
+
+    ours = {name for entry in usable_providers().values() for name in (*entry.key_envs, entry.base_url_env) if name}
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.upper().startswith("COLIBRI_") and name not in ours
+    }
     env[NESTING_MARKER] = spec.name
     return env
 
