@@ -54,7 +54,8 @@ CLAUDE_CODE = AgentCli(
     login="claude /login",
     events="claude",
     models=("sonnet", "opus", "haiku"),
-    # Plan mode reads and never edits; the tools that write or run commands are not even offered;
+    # Plan mode reads and never edits; the tools that write, run commands or schedule work are not
+    # even offered; anything that would ask for a permission is denied (nobody is there to answer);
     # only the MCP servers of --mcp-config (none) are started.
     flags=(
         "-p",
@@ -63,8 +64,10 @@ CLAUDE_CODE = AgentCli(
         "--verbose",
         "--permission-mode",
         "plan",
+        "--permission-prompts",
+        "none",
         "--disallowedTools",
-        "Bash Edit Write MultiEdit NotebookEdit KillShell BashOutput",
+        "Bash Edit Write MultiEdit NotebookEdit KillShell BashOutput EnterWorktree CronCreate ScheduleWakeup",
         "--strict-mcp-config",
     ),
     model=("--model", "{model}"),
