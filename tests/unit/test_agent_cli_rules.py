@@ -43,7 +43,7 @@ def test_the_prompt_never_reaches_the_command_line(spec: object, text: str) -> N
 @pytest.mark.parametrize(
     ("spec", "read_only"),
     [
-        (CLAUDE, ["--permission-mode", "plan", "--disallowedTools"]),
+        (CLAUDE, ["--permission-mode", "plan", "--permission-prompts", "none", "--disallowedTools"]),
         (CODEX, ["-c", 'sandbox_mode="read-only"', "-c", 'approval_policy="never"']),
         (GEMINI, ["--approval-mode", "default", "--allowed-mcp-server-names"]),
     ],

@@ -40,8 +40,8 @@ TOOL_NAME = "router_call"
 TOOL_DESCRIPTION = """\
 Send a prompt, or a whole conversation with optional tool definitions, to another model: Kimi, \
 Claude, GPT, Gemini, Mistral and more, or a command-line agent on the user's own login (claude-code, \
-codex, gemini-cli: it reads the project itself, read-only). Returns the answer normalized: content, tool_calls, thinking, \
-model, token usage, cost, latency and stop reason. `message` is the assistant turn to append to \
+codex, gemini-cli: it reads the project itself, read-only). Returns the answer normalized: content, \
+tool_calls, thinking, model, token usage, cost, latency and stop reason. `message` is the assistant turn to append to \
 `messages` before the next call; it is null when the model called no tools, and then the turn to \
 append is {"role": "assistant", "content": <content>}. Tool loops can switch provider at any turn; \
 tool-call IDs are provider-neutral.\
