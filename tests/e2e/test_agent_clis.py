@@ -20,6 +20,7 @@ import pytest
 from agent_clis import COMMANDS, agent_bin_dir, agent_env
 from agent_upstream import AgentUpstream, ApiRoute, Turn, call, limit, say
 from harness import router_session
+from http_harness import http_server, http_session
 from mcp import ClientSession
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -318,3 +319,56 @@ async def test_codex_refused_by_its_api_is_auth_failed(
     async with router_session(env, tmp_path / "stderr.log") as session:
         error = error_of(await ask(session, {"provider": "codex", "prompt": "hello"}))
     assert error["kind"] == "AUTH_FAILED" and "codex login" in error["message"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_system_prompt_reasoning_and_a_replayed_conversation_reach_the_model(
+    provider: str, upstream: AgentUpstream, workspace: Path, tmp_path: Path
+) -> None:
+    route = route_of(upstream, provider)
+    route.enqueue(say("Arr, 42."))
+    messages = [
+        {"role": "user", "content": "Pick a number"},
+        {"role": "assistant", "content": "41 (from another model)"},
+        {"role": "user", "content": "Add one"},
+    ]
+    arguments = {
+        "provider": provider,
+        "messages": messages,
+        "system_prompt": "Answer like a pirate.",
+        "reasoning": "high",
+    }
+    env = server_env(upstream, tmp_path, workspace)
+    async with router_session(env, tmp_path / "stderr.log") as session:
+        result = structured(await ask(session, arguments))
+
+    assert result["content"] == "Arr, 42."
+    body = route.main_requests[0].body
+    sent = json.dumps(body)
+    # No session of this agent in the history: the conversation is replayed as a transcript.
+    assert "The conversation so far" in sent and "41 (from another model)" in sent and "Add one" in sent
+    assert "Answer like a pirate." in sent
+    if provider == "claude-code":  # the flag: the system prompt, not the user's turn
+        assert "Answer like a pirate." in json.dumps(body["system"])
+        assert body["output_config"] == {"effort": "high"}
+    elif provider == "codex":
+        assert body["reasoning"]["effort"] == "high"
+    else:
+        assert any("reasoning 'high' ignored" in warning for warning in result["warnings"])
+
+
+async def test_over_http_an_agent_is_refused_unless_the_server_allows_it(
+    upstream: AgentUpstream, workspace: Path, tmp_path: Path
+) -> None:
+    upstream.responses.enqueue(say("answered over HTTP"))
+    env = server_env(upstream, tmp_path, workspace)
+    arguments = {"provider": "codex", "prompt": "hello"}
+    with http_server(env, tmp_path / "refusing.log") as url:
+        async with http_session(url, None) as session:
+            refused = error_of(await session.call_tool("router_call", arguments))
+    assert refused["code"] == "INVALID_REQUEST" and "COLIBRI_HTTP_AGENT_CLI=1" in refused["message"]
+    assert upstream.responses.requests == []
+    with http_server({**env, "COLIBRI_HTTP_AGENT_CLI": "1"}, tmp_path / "allowing.log") as url:
+        async with http_session(url, None) as session:
+            allowed = structured(await session.call_tool("router_call", arguments))
+    assert allowed["content"] == "answered over HTTP"
