@@ -231,3 +231,32 @@ async def test_an_agent_call_is_in_the_ledger_and_budgets_do_not_warn(
     assert not any("price" in warning for warning in result.warnings)
     totals = (await usage(RouterUsageInput(since="today"))).total
     assert (totals.calls, totals.unpriced_calls, totals.input_tokens) == (1, 1, 3)
+
+
+async def test_an_agent_judges_an_agent_testing_scenario_without_any_key(
+    agent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from colibri_router.testing import run_scenario
+
+    script = tmp_path / "judging-agent"
+    script.write_text(
+        f"#!{sys.executable}\nimport json,sys\nprompt = sys.stdin.read()\n"
+        'text = json.dumps({"score": 1, "reason": "greets"}) if "Rubric:" in prompt else "Hello there!"\n'
+        'print(json.dumps({"type": "item.completed", "item": {"type": "agent_message", "text": text}}))\n'
+        'print(json.dumps({"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}}))\n'
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("COLIBRI_CODEX_BIN", str(script))
+    scenario = {
+        "colibri": 1,
+        "name": "greeting",
+        "models": ["codex:default"],
+        "turns": [{"user": "Say hello"}],
+        "expect": [
+            {"type": "final_text", "contains": ["Hello"]},
+            {"type": "judge", "rubric": "The assistant greets the user.", "model": "codex:default"},
+        ],
+    }
+    report = await run_scenario(scenario)
+    (model,) = report.models
+    assert (model.runs, model.passed) == (1, 1), report
