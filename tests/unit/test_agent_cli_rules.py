@@ -335,3 +335,19 @@ def test_other_failures_quote_the_event_never_stderr() -> None:
     assert ".secret-path" not in error.message
     silent = run_failure(CODEX, CODEX.agent, AgentRun(), 2, stderr)  # type: ignore[arg-type]
     assert ".secret-path" not in silent.message and "log" in silent.message
+
+
+@pytest.mark.parametrize("name", ["claude", "openai", "gemini", "cohere", "ollama", "kimi"])
+def test_an_agents_session_never_reaches_another_providers_request(name: str) -> None:
+    from colibri_router.conversation import CompletionRequest
+    from colibri_router.wires import codec_for
+
+    spec = BUILTIN[name]
+    mine = Message("assistant", (Text("41", session_state("codex", "SESSION-ID-123")),))
+    request = CompletionRequest(
+        model=spec.default_model or "llama3",
+        messages=(*user_prompt("Pick"), mine, *user_prompt("Add one")),
+        max_tokens=64,
+    )
+    body = json.dumps(codec_for(spec, request.model).encode(request).body)
+    assert "41" in body and "SESSION-ID-123" not in body and "agent-cli" not in body

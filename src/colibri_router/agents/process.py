@@ -102,7 +102,7 @@ async def _stop_group(process: Process) -> None:
         await process.wait()
         await _group_gone(process.pid)
         return
-    _signal_group(process.pid, signal.SIGKILL)
+    _signal_group(process.pid, getattr(signal, "SIGKILL", signal.SIGTERM))  # Windows has no SIGKILL
     with anyio.move_on_after(KILL_GRACE_S):
         await process.wait()
 
@@ -117,10 +117,15 @@ async def _group_gone(pgid: int) -> None:
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
+        if hasattr(os, "killpg"):
+            os.killpg(pgid, sig)
+        else:  # Windows has no process groups to signal: the agent itself, at least
+            os.kill(pgid, signal.SIGTERM)
 
 
 def _group_alive(pgid: int) -> bool:
+    if not hasattr(os, "killpg"):
+        return False
     try:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):
