@@ -53,7 +53,7 @@ CLAUDE_CODE = AgentCli(
     package="@anthropic-ai/claude-code",
     login="claude /login",
     events="claude",
-    models=("sonnet", "opus", "haiku"),
+    models=("sonnet", "opus", "haiku", "fable"),
     # Plan mode reads and never edits; the tools that write, run commands or schedule work are not
     # even offered; anything that would ask for a permission is denied (nobody is there to answer);
     # only the MCP servers of --mcp-config (none) are started.
@@ -115,7 +115,7 @@ GEMINI_CLI = AgentCli(
     package="@google/gemini-cli",
     login="gemini (then choose a login method)",
     events="gemini",
-    models=("gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"),
+    models=("gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-3-pro-preview"),
     # -p with a blank prompt: the prompt itself is read from stdin. The default approval mode,
     # headless, offers only the tools that need no approval (reading); no MCP server is allowed
     # (the name matches none); --skip-trust because the user chose COLIBRI_WORKSPACE.
