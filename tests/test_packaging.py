@@ -32,6 +32,8 @@ KEY_VARIABLES = {name for spec in BUILTIN.values() for name in spec.key_envs}
 # Secret although not a key: a database URL may carry the database's password.
 SECRET_VARIABLES = {*KEY_VARIABLES, "COLIBRI_DATABASE_URL"}
 BASE_URL_DEFAULTS = {spec.base_url_env: spec.base_url for spec in BUILTIN.values() if spec.base_url_env}
+# Where a command-line agent's executable may be named instead of PATH (its registry entry says).
+AGENT_BIN_VARIABLES = {spec.agent.bin_env for spec in BUILTIN.values() if spec.agent is not None}
 # Read by the settings and config loaders themselves rather than by a Settings field.
 ENV_FILE_VARIABLE = "COLIBRI_ENV_FILE"
 FILE_VARIABLES = {ENV_FILE_VARIABLE, "COLIBRI_CONFIG", "COLIBRI_PRICE_UPDATES"}
@@ -49,7 +51,7 @@ def settings_variables() -> dict[str, Any]:
 
 
 def expected_variables() -> set[str]:
-    return {*settings_variables(), *FILE_VARIABLES, *KEY_VARIABLES, *BASE_URL_DEFAULTS}
+    return {*settings_variables(), *FILE_VARIABLES, *KEY_VARIABLES, *BASE_URL_DEFAULTS, *AGENT_BIN_VARIABLES}
 
 
 def server_json() -> dict[str, Any]:
@@ -90,6 +92,8 @@ def pyproject() -> dict[str, Any]:
 
 
 def default_as_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
@@ -276,6 +280,12 @@ def test_readme_provider_table_matches_the_registry() -> None:
     for name, spec in BUILTIN.items():
         row = next((line for line in text.splitlines() if line.startswith(f"| `{name}` |")), None)
         assert row is not None, f"README's provider table has no row for {name}"
+        assert f"| {spec.wire} |" in row, name
+        if spec.agent is not None:  # a command-line agent: its command and variable instead of a URL
+            assert f"`{spec.agent.bin_env}`" in row and f"`{spec.agent.command}`" in row, name
+        if spec.subscription:
+            assert f"`{spec.default_model}`" in row, name
+            continue
         assert f"`{spec.base_url}`" in row and f"`{spec.base_url_env}`" in row, name
         assert all(f"`{key}`" in row for key in spec.key_envs), name
         assert (f"`{spec.default_model}`" if spec.default_model else "pass `model`") in row, name

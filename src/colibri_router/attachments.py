@@ -9,6 +9,8 @@ reads the files once here and hands the expanded input to the router.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import anyio
 
 from colibri_router.context import DEFAULT_CONTEXT_TOKENS, Reading, gather
@@ -36,6 +38,21 @@ async def with_files(args: RouterCallInput, settings: Settings, *, over_http: bo
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
     turns[last_user] = {"role": "user", "content": [*blocks, *anthropic_blocks(reading.parts)]}
     return args.with_reading([InputMessage.model_validate(turn) for turn in turns], reading)
+
+
+def paths_for_agent(request: CompletionRequest, reading: Reading | None) -> CompletionRequest:
+    """The request a command-line agent gets: the files' text and media, which :func:`with_files`
+    appended to the last user turn, replaced by their paths. The agent runs in the workspace and
+    reads them itself, with its own tools (issue 25: handed as paths, never inlined)."""
+    if reading is None or not reading.files:
+        return request
+    messages = list(request.messages)
+    last = max(i for i, message in enumerate(messages) if message.role == "user")
+    asked = messages[last].parts[: len(messages[last].parts) - len(reading.parts)]
+    listing = "\n".join(f"- {file.path}" for file in reading.files)
+    note = Text(f"\n\nRead these files yourself (paths from your working directory):\n{listing}")
+    messages[last] = replace(messages[last], parts=(*asked, note))
+    return replace(request, messages=tuple(messages))
 
 
 def files_read(args: RouterCallInput) -> list[FileReadOut] | None:

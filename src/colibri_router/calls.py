@@ -95,7 +95,11 @@ async def _with_thread(call: Accounting, client: httpx.AsyncClient | None, notif
         routed = args.model_copy(update={"messages": conversation, "prompt": None, "thread_id": None})
         call.thread_id = None if lease is None else args.thread_id
         result = await route(routed, client=client, notify=notify, admit=call.admit, settings=call.settings)
-        assistant = result.message.model_dump() if result.message else {"role": "assistant", "content": result.content}
+        assistant = (
+            result.message.model_dump()
+            if result.message
+            else result.thread_turn() or {"role": "assistant", "content": result.content}
+        )
         try:
             if lease is None:
                 call.thread_id = await store.create_thread(call.principal, result.provider, result.model)
@@ -139,7 +143,8 @@ class Accounting:
             request.max_tokens,
             local=choice.provider.local,
         )
-        if worst is None:
+        if worst is None and not choice.provider.subscription:
+            # A subscription (an agent's own login, the host's model) has no price to know.
             warnings.append(f"no price known for {choice.model}: the cost cap and budgets could not check this call")
         if worst is not None and self.args.max_cost_usd is not None and worst > self.args.max_cost_usd:
             raise CostCapError(

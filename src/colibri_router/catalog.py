@@ -27,6 +27,7 @@ from colibri_router.providers import (
     load_registry,
 )
 from colibri_router.schema_tools import ProviderModels, RouterModelsInput, RouterModelsResult
+from colibri_router.session import current_session
 from colibri_router.settings import load_settings
 from colibri_router.transport import get_json
 from colibri_router.wires import codec_for
@@ -46,9 +47,21 @@ def known_models(spec: ProviderSpec, registry: Registry, aliases: Mapping[str, s
         provider, colon, model = target.partition(":")
         if colon and model and provider == spec.name:
             names[model] = None
+    if spec.agent is not None:
+        names.update(dict.fromkeys(spec.agent.models))
     if spec.price_provider:
         names.update(dict.fromkeys(priced_models(spec.price_provider)))
     return list(names)
+
+
+async def subscription_available(spec: ProviderSpec) -> bool:
+    """A command-line agent: its command answers ``--version`` (asked once per process). The host's
+    model: the client of this session declared ``sampling``."""
+    if spec.wire == "sampling":
+        return current_session().sampler is not None
+    from colibri_router.agents.command import runs
+
+    return await anyio.to_thread.run_sync(runs, spec)
 
 
 def did_you_mean(choice: Choice, registry: Registry) -> str:
@@ -66,12 +79,15 @@ async def list_models(args: RouterModelsInput, *, client: httpx.AsyncClient | No
     targets = registry.alias_targets(load_settings())
     specs = [registry.get(args.provider)] if args.provider else list(registry.providers.values())
     entries = [_entry(spec, registry, targets) for spec in specs]
+    for spec, entry in zip(specs, entries, strict=True):
+        if spec.subscription:
+            entry.configured = await subscription_available(spec)
     if args.live:
         http = client if client is not None else await shared_client()
         with anyio.move_on_after(LIVE_TIMEOUT_S):
             async with anyio.create_task_group() as group:
                 for spec, entry in zip(specs, entries, strict=True):
-                    if entry.configured:
+                    if entry.configured and not spec.subscription:
                         # Stays the answer for a provider still silent when the time is up.
                         entry.live_error = f"{spec.error_prefix}_TIMEOUT: no model list within {LIVE_TIMEOUT_S:g} s"
                         group.start_soon(_ask_live, spec, entry, http)

@@ -28,6 +28,7 @@ class CallProgress:
         self.first_token_at: float | None = None
         self.output_chars = 0
         self.current_block: str | None = None
+        self.current_step: str | None = None  # what an agent is doing (``reading src/app.py``)
         self._sent = 0
 
     def mark_first_token(self) -> None:
@@ -41,10 +42,17 @@ class CallProgress:
         return round((self.first_token_at - self.started_at) * 1000)
 
     def message(self) -> str:
+        if self.current_step is not None:
+            return f"{self.provider}: {self.current_step}"
         tokens = self.output_chars // 4  # the usual ~4 characters per token; an estimate for humans
         amount = f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
         state = self.current_block or ("waiting for the first token" if self.first_token_at is None else None)
         return f"{self.provider}: {amount} tokens" + (f", {state}" if state else "")
+
+    async def step(self, label: str) -> None:
+        """An agent's step: the notification says what it is doing rather than a token count."""
+        self.current_step = label
+        await self.send()
 
     async def block(self, label: str) -> None:
         self.current_block = label

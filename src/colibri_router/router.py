@@ -16,7 +16,8 @@ import anyio
 import httpx
 
 from colibri_router.adapters import DEFAULT_MAX_TOKENS, Completion, run_completion
-from colibri_router.attachments import check_context, files_read, with_files
+from colibri_router.agents import run_agent
+from colibri_router.attachments import check_context, files_read, paths_for_agent, with_files
 from colibri_router.catalog import did_you_mean
 from colibri_router.conversation import (
     AssistantTurn,
@@ -28,12 +29,14 @@ from colibri_router.conversation import (
     anthropic_blocks,
 )
 from colibri_router.errors import ColibriError, InvalidRequestError
+from colibri_router.host import ask_host
 from colibri_router.media_fit import MediaUnreadable, fit_media, has_media
 from colibri_router.pricing import TokenCounts, price_call
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.providers import Choice, Registry, connect, load_registry
 from colibri_router.retry import Deadline
 from colibri_router.schema import AssistantMessage, Attempt, RouterCallInput, RouterCallResult, ToolCallOut
+from colibri_router.session import current_session
 from colibri_router.settings import Settings, load_settings
 from colibri_router.toolcalls.arguments import unreadable_calls_warning
 from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
@@ -119,19 +122,73 @@ async def route(
 
 
 async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
-    provider, model = choice.provider, choice.model
-    args, settings = call.args, call.settings
+    provider, args = choice.provider, call.args
     if args.tools and not provider.tools:
-        raise InvalidRequestError(f"provider {provider.name!r} takes no tools (its config entry says tools = false)")
+        raise InvalidRequestError(
+            f"provider {provider.name!r} runs its own tools; `tools` cannot be passed to it"
+            if provider.subscription
+            else f"provider {provider.name!r} takes no tools (its config entry says tools = false)"
+        )
+    if provider.subscription:
+        answer = await _subscription(call, choice)
+    else:
+        answer = await _over_api(call, choice)
+    turn, request = answer.turn, answer.request
+    calls = turn.tool_calls()
+    usage = turn.usage
+    result = RouterCallResult(
+        provider=provider.name,
+        content=turn.text(),
+        model=turn.model or request.model,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cached_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
+        cost_usd=answer.cost_usd,
+        price_source=answer.price_source,
+        latency_ms=answer.latency_ms,
+        ttft_ms=answer.ttft_ms,
+        stop_reason=turn.stop_reason,
+        tool_calls=[ToolCallOut(id=c.id, name=c.name, input=dict(c.arguments)) for c in calls],
+        thinking=turn.thinking(),
+        warnings=[*(args.reading.warnings if args.reading else ()), *answer.warnings, *turn.warnings],
+        # A turn without tool calls needs nothing replayed: the host appends its `content` as text.
+        message=AssistantMessage(content=anthropic_blocks(turn.parts)) if calls else None,
+        attempts=[],
+        thread_id=None,
+        files_read=files_read(args),
+    )
+    result.set_repairs(turn.repairs)
+    if not calls and any(getattr(part, "state", None) is not None for part in turn.parts):
+        # Opaque state (an agent's session) is kept with a thread, though the host needs no `message`.
+        result.set_thread_turn({"role": "assistant", "content": anthropic_blocks(turn.parts)})
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    request: CompletionRequest
+    turn: AssistantTurn
+    latency_ms: int
+    ttft_ms: int | None
+    cost_usd: float | None
+    price_source: str | None
+    warnings: list[str]
+
+
+async def _over_api(call: _Call, choice: Choice) -> _Answer:
+    """An HTTP provider: the codec, one transport, the bundled prices."""
+    provider, model = choice.provider, choice.model
     connection = connect(provider)
-    request, warnings = build_request(args, model)
-    check_context(args, choice, request, settings)
+    request, warnings = build_request(call.args, model)
+    check_context(call.args, choice, request, call.settings)
     if has_media(request):
         request, media_warnings = await anyio.to_thread.run_sync(fit_media, request, choice)
         warnings.extend(media_warnings)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
-    codec = codec_for_call(provider, model, settings)
+    codec = codec_for_call(provider, model, call.settings)
     progress = CallProgress(provider.name, call.notify)
 
     async def complete() -> Completion:
@@ -141,7 +198,6 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
 
     completion = await (complete() if call.notify is None else with_heartbeat(progress, complete))
     turn = with_neutral_ids(completion.turn, request.messages)
-    calls = turn.tool_calls()
     usage = turn.usage
     price = price_call(
         provider.price_provider,
@@ -155,36 +211,40 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         ),
         local=provider.local,
     )
-    result = RouterCallResult(
-        provider=provider.name,
-        content=turn.text(),
-        model=turn.model or request.model,
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        cached_tokens=usage.cached_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-        reasoning_tokens=usage.reasoning_tokens,
-        cost_usd=price.cost_usd,
-        price_source=price.source,
-        latency_ms=completion.latency_ms,
-        ttft_ms=completion.ttft_ms,
-        stop_reason=turn.stop_reason,
-        tool_calls=[ToolCallOut(id=c.id, name=c.name, input=dict(c.arguments)) for c in calls],
-        thinking=turn.thinking(),
-        warnings=[
-            *(args.reading.warnings if args.reading else ()),
-            *warnings,
-            *turn.warnings,
-            *_optional(unreadable_calls_warning(calls), price.warning),
-        ],
-        # A turn without tool calls needs nothing replayed: the host appends its `content` as text.
-        message=AssistantMessage(content=anthropic_blocks(turn.parts)) if calls else None,
-        attempts=[],
-        thread_id=None,
-        files_read=files_read(args),
-    )
-    result.set_repairs(turn.repairs)
-    return result
+    warnings.extend(_optional(unreadable_calls_warning(turn.tool_calls()), price.warning))
+    return _Answer(request, turn, completion.latency_ms, completion.ttft_ms, price.cost_usd, price.source, warnings)
+
+
+async def _subscription(call: _Call, choice: Choice) -> _Answer:
+    """A command-line agent or the host's model: no key, no codec; the cost is the agent's own
+    figure (or unknown), never a price-list estimate. An agent reads the call's files itself: it is
+    handed their paths in the workspace, not their text."""
+    provider = choice.provider
+    if provider.wire == "agent-cli" and current_session().over_http and not call.settings.http_agent_cli:
+        raise InvalidRequestError(
+            f"{provider.name} is refused over HTTP: it would run on the server's own login for every caller "
+            "(the server may allow it with COLIBRI_HTTP_AGENT_CLI=1)"
+        )
+    request, warnings = build_request(call.args, choice.model, tools_allowed=False)
+    if provider.wire == "agent-cli":
+        request = paths_for_agent(request, call.args.reading)
+    if call.admit is not None:
+        warnings.extend(await call.admit(choice, request))
+    progress = CallProgress(provider.name, call.notify)
+    cost: float | None = None
+
+    async def complete() -> AssistantTurn:
+        nonlocal cost
+        if provider.wire == "sampling":
+            return await ask_host(provider, request, deadline=call.deadline, progress=progress)
+        answer = await run_agent(provider, request, settings=call.settings, deadline=call.deadline, progress=progress)
+        cost = answer.cost_usd
+        return answer.turn
+
+    turn = await (complete() if call.notify is None else with_heartbeat(progress, complete))
+    latency_ms = round((time.monotonic() - progress.started_at) * 1000)
+    source = "host" if provider.wire == "sampling" else "subscription"
+    return _Answer(request, turn, latency_ms, progress.ttft_ms, cost, source, warnings)
 
 
 def _optional(*warnings: str | None) -> list[str]:
@@ -201,12 +261,15 @@ def _attempt_entry(choice: Choice | None, asked: str | None, outcome: str, kind:
     )
 
 
-def build_request(args: RouterCallInput, model: str) -> tuple[CompletionRequest, list[str]]:
+def build_request(
+    args: RouterCallInput, model: str, *, tools_allowed: bool = True
+) -> tuple[CompletionRequest, list[str]]:
+    """``tools_allowed`` False: a provider that runs its own tools (the history's are only text to it)."""
     messages = args.conversation()
-    tools = args.tool_specs()
-    choice = args.tool_choice_spec()
+    tools = args.tool_specs() if tools_allowed else ()
+    choice = args.tool_choice_spec() if tools_allowed else None
     warnings: list[str] = []
-    if not tools:
+    if not tools and tools_allowed:
         history_tools = tools_named_in(messages)
         if history_tools:
             # Claude refuses tool blocks without tool definitions; declaring the history's tools with

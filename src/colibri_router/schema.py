@@ -349,6 +349,7 @@ class RouterCallResult(BaseModel):
     # Not part of the result a host reads: how the router repaired the model's tool calling, as data,
     # for in-process callers (agent tests score it).
     _repairs: tuple[str, ...] = PrivateAttr(default=())
+    _thread_turn: dict[str, Any] | None = PrivateAttr(default=None)
 
     @property
     def repairs(self) -> tuple[str, ...]:
@@ -356,3 +357,11 @@ class RouterCallResult(BaseModel):
 
     def set_repairs(self, repairs: tuple[str, ...]) -> None:
         self._repairs = tuple(dict.fromkeys(repairs))
+
+    def thread_turn(self) -> dict[str, Any] | None:
+        """The assistant turn a thread stores when ``message`` is null but the turn carries opaque
+        state (a command-line agent's session, resumed on the thread's next call)."""
+        return self._thread_turn
+
+    def set_thread_turn(self, turn: dict[str, Any]) -> None:
+        self._thread_turn = turn

@@ -20,7 +20,10 @@ class RouterModelsInput(BaseModel):
 class ProviderModels(BaseModel):
     name: str
     wire: str
-    configured: bool = Field(description="Its key is set (local servers: their base-URL variable).")
+    configured: bool = Field(
+        description="Its key is set (local servers: their base-URL variable; command-line agents: the "
+        "command runs; host: this client offers sampling)."
+    )
     base_url: str
     default_model: str | None
     models: list[str]

@@ -7,8 +7,12 @@ built-in name patterns (``claims``) are tried when a call names a model but no p
 from __future__ import annotations
 
 from colibri_router.providers import phrases
+from colibri_router.providers.agent_cli import CLAUDE_CODE, CLI_DEFAULT_MODEL, CODEX, GEMINI_CLI
 from colibri_router.providers.model_names import KIMI_SEGMENT
 from colibri_router.providers.spec import HostQuirks, ProviderSpec
+
+# The host's own model answers for "host": the name only says so (a model asked for is a hint).
+HOST_MODEL = "host"
 
 KIMI_NAMES = rf"(?:.*/)?~?{KIMI_SEGMENT}.*"  # a Kimi model wherever it is served, by its last segment
 OPENAI_NAMES = (r"gpt-.*", r"chatgpt-.*", r"o1.*", r"o3.*", r"o4.*")
@@ -202,5 +206,45 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
         base_url_env="LMSTUDIO_BASE_URL",
         key_required=False,
         local=True,
+    ),
+    # Subscriptions: reached through the user's own login, not an API key of ours.
+    ProviderSpec(
+        name="claude-code",
+        wire="agent-cli",
+        base_url="",
+        base_url_env="",
+        key_required=False,
+        default_model=CLI_DEFAULT_MODEL,
+        tools=False,
+        agent=CLAUDE_CODE,
+    ),
+    ProviderSpec(
+        name="codex",
+        wire="agent-cli",
+        base_url="",
+        base_url_env="",
+        key_required=False,
+        default_model=CLI_DEFAULT_MODEL,
+        tools=False,
+        agent=CODEX,
+    ),
+    ProviderSpec(
+        name="gemini-cli",
+        wire="agent-cli",
+        base_url="",
+        base_url_env="",
+        key_required=False,
+        default_model=CLI_DEFAULT_MODEL,
+        tools=False,
+        agent=GEMINI_CLI,
+    ),
+    ProviderSpec(
+        name="host",
+        wire="sampling",
+        base_url="",
+        base_url_env="",
+        key_required=False,
+        default_model=HOST_MODEL,
+        tools=False,
     ),
 )

@@ -55,9 +55,14 @@ class Registry:
         return spec
 
     def choose(self, provider: str | None, model: str | None, settings: Settings) -> Choice:
+        asked = model
         model = resolve_alias(model, self.aliases)
         if provider is not None:
             spec = self.get(provider)
+            if model is not None and model != asked and not model.startswith(f"{provider}:"):
+                # An alias of another provider's model ("sonnet" for claude) is, for this provider,
+                # the name it was given: Claude Code takes "sonnet" itself.
+                model = asked
             if model is not None and model.startswith(f"{provider}:"):
                 model = model[len(provider) + 1 :]
             return Choice(spec, self._model_or_default(spec, model))
@@ -152,7 +157,10 @@ def configured_base_url(spec: ProviderSpec) -> str:
 
 def configured(spec: ProviderSpec) -> bool:
     """Whether the provider can be called as the environment stands: its key is set (local servers,
-    which need none: whether their base-URL variable is set)."""
+    which need none: whether their base-URL variable is set). A subscription (a command-line agent,
+    the host's model) has no key to look at: whether it answers is for the catalog to ask."""
+    if spec.subscription:
+        return False
     if spec.key_envs and spec.key_required:
         return any(variable(name) for name in spec.key_envs)
     if spec.local:

@@ -12,10 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from colibri_router.providers.agent_cli import AgentCli
 from colibri_router.providers.phrases import GENERIC, Phrases
 
-WireName: TypeAlias = Literal["openai", "anthropic", "gemini", "cohere", "ollama"]
+WireName: TypeAlias = Literal["openai", "anthropic", "gemini", "cohere", "ollama", "agent-cli", "sampling"]
+# The HTTP wires, the ones a config file's provider may name.
 WIRE_NAMES: tuple[WireName, ...] = ("openai", "anthropic", "gemini", "cohere", "ollama")
+# Wires whose transport is not HTTP: a command-line agent run as a subprocess, the host's own model
+# through MCP sampling. Nothing of an HTTP provider (key, base URL, codec) applies to them.
+SUBSCRIPTION_WIRES: frozenset[WireName] = frozenset({"agent-cli", "sampling"})
 MaxTokensField: TypeAlias = Literal["max_tokens", "max_completion_tokens"]
 ReasoningField: TypeAlias = Literal["reasoning_content", "reasoning"]
 ReasoningControl: TypeAlias = Literal["reasoning_effort", "openrouter", "none"]
@@ -62,6 +67,12 @@ class ProviderSpec:
     code_prefix: str = ""  # error codes: <PREFIX>_API_ERROR...; derived from the name when empty
     # Conditions it marks only in message text (read by classify.py).
     error_phrases: Phrases = field(default_factory=lambda: GENERIC)
+    agent: AgentCli | None = None  # the command line of an `agent-cli` provider
+
+    @property
+    def subscription(self) -> bool:
+        """Reached without an HTTP API key: a command-line agent or the host's model."""
+        return self.wire in SUBSCRIPTION_WIRES
 
     @property
     def error_prefix(self) -> str:

@@ -40,8 +40,9 @@ SERVER_NAME = "colibri-router"
 TOOL_NAME = "router_call"
 TOOL_DESCRIPTION = """\
 Send a prompt, or a whole conversation with optional tool definitions, to another model: Kimi, \
-Claude, GPT, Gemini, Mistral and more. Returns the answer normalized: content, tool_calls, thinking, \
-model, token usage, cost, latency and stop reason. `message` is the assistant turn to append to \
+Claude, GPT, Gemini, Mistral and more, or a command-line agent on the user's own login (claude-code, \
+codex, gemini-cli: it reads the project itself, read-only). Returns the answer normalized: content, \
+tool_calls, thinking, model, token usage, cost, latency and stop reason. `message` is the assistant turn to append to \
 `messages` before the next call; it is null when the model called no tools, and then the turn to \
 append is {"role": "assistant", "content": <content>}. Tool loops can switch provider at any turn; \
 tool-call IDs are provider-neutral. To show the model files, images or PDFs on disk, pass their paths \
@@ -120,8 +121,12 @@ async def _answer(
     tool: str, ctx: Context[Any, Any], work: Callable[[Caller], Awaitable[BaseModel | dict[str, Any]]]
 ) -> CallToolResult:
     """Run ``work`` for the request's caller, cancellable by (caller, request id), and shape its result."""
+    from colibri_router.server.sampling import session_of
+    from colibri_router.session import in_session
+
     name = caller_name()
-    with IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope:
+    session = session_of(ctx, over_http=_over_http(ctx))
+    with IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope, in_session(session):
         try:
             return success_result(await work(caller(name)))
         except ColibriError as error:

@@ -1,0 +1,110 @@
+"""The real command-line agents for the end-to-end tests: where they are, and homes that keep them off
+the machine's own logins and configuration.
+
+``tests/agent-clis/package.json`` pins the versions; ``.ci/run`` installs them (``npm ci``), and
+:func:`agent_bin_dir` installs them on first use where Node is present but they are not yet. Only
+where Node itself is missing do the tests skip, saying why.
+
+Each test gets a temporary HOME holding the agents' own configuration, pointed at the scripted
+loopback model (:mod:`agent_upstream`): Claude Code through ``ANTHROPIC_BASE_URL``, Codex through a
+``model_providers`` entry in ``$CODEX_HOME/config.toml``, Gemini CLI through
+``GOOGLE_GEMINI_BASE_URL`` with API-key auth selected in its settings. Their keys are in their own
+files (Claude Code's ``apiKeyHelper``, Gemini CLI's ``~/.gemini/.env``): colibri-router passes an
+agent none of its providers' variables. Their telemetry, update
+checks and error reporting are switched off.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from agent_upstream import API_KEY, AgentUpstream
+
+AGENT_CLIS = Path(__file__).parent / "agent-clis"
+COMMANDS = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini"}
+
+
+def agent_bin_dir() -> Path:
+    """``node_modules/.bin`` with the three CLIs; skips only where Node is missing."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("Node.js and npm are not installed: the command-line agents' end-to-end tests need them")
+    return _installed()
+
+
+@functools.cache
+def _installed() -> Path:
+    bin_dir = AGENT_CLIS / "node_modules" / ".bin"
+    if not all((bin_dir / command).exists() for command in COMMANDS.values()):
+        done = subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(AGENT_CLIS)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        assert done.returncode == 0, f"npm ci in {AGENT_CLIS} failed:\n{done.stderr[-2000:]}"
+    return bin_dir
+
+
+def agent_env(
+    upstream: AgentUpstream, home: Path, *, mcp_marker: Path | None = None, logged_in: bool = True
+) -> dict[str, str]:
+    """The agents' variables and their configuration under ``home``: each API pointed at ``upstream``.
+    ``mcp_marker``: each CLI's config also names an MCP server that creates this file when started."""
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    server = {"command": "sh", "args": ["-c", f"touch {mcp_marker}; sleep 5"]} if mcp_marker else None
+    codex = [
+        'model_provider = "scripted"',
+        "check_for_update_on_startup = false",
+        "[analytics]",
+        "enabled = false",
+        "[model_providers.scripted]",
+        'name = "scripted"',
+        f'base_url = "{upstream.url}/responses/v1"',
+        'env_key = "SCRIPTED_OPENAI_KEY"',
+        'wire_api = "responses"',
+        "request_max_retries = 0",
+        "stream_max_retries = 0",
+    ]
+    if server:
+        codex += ["[mcp_servers.colibri]", 'command = "sh"', f"args = {json.dumps(server['args'])}"]
+    (codex_home / "config.toml").write_text("\n".join(codex) + "\n")
+    gemini: dict[str, object] = {
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }
+    if logged_in:
+        gemini["security"] = {"auth": {"selectedType": "gemini-api-key"}}
+    if server:
+        gemini["mcpServers"] = {"colibri": server}
+    (home / ".gemini" / "settings.json").write_text(json.dumps(gemini))
+    # The agents' own logins live in their own files: colibri-router passes them none of its keys.
+    claude: dict[str, object] = {"env": {"ANTHROPIC_BASE_URL": f"{upstream.url}/anthropic"}}
+    if logged_in:
+        claude["apiKeyHelper"] = f"echo {API_KEY}"
+        (home / ".gemini" / ".env").write_text(f"GEMINI_API_KEY={API_KEY}\n")
+    (home / ".claude").mkdir(exist_ok=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps(claude))
+    if server:
+        (home / ".claude.json").write_text(json.dumps({"mcpServers": {"colibri": {"type": "stdio", **server}}}))
+    env = {
+        "HOME": str(home),
+        "CODEX_HOME": str(codex_home),
+        "SCRIPTED_OPENAI_KEY": API_KEY,
+        "GOOGLE_GEMINI_BASE_URL": f"{upstream.url}/gemini",
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "GEMINI_TELEMETRY_ENABLED": "false",
+    }
+    return env
