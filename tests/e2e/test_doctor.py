@@ -309,3 +309,22 @@ def test_a_broken_setting_makes_the_hosts_log_line_point_to_doctor(fake_upstream
     assert "COLIBRI_TIMEOUT_S" in hello["broken_setting"]
     assert hello["check_with"] == "colibri-router doctor"
     assert served.stdout == ""
+
+
+def test_command_line_agents_are_shown_found_or_not_and_never_a_problem(
+    fake_upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    codex = tmp_path / "codex"
+    codex.write_text('#!/bin/sh\necho "codex-cli 0.0-test"\n')
+    codex.chmod(0o755)
+    env = {**host_env(fake_upstream), "COLIBRI_CODEX_BIN": str(codex), "COLIBRI_GEMINI_CLI_BIN": str(tmp_path / "no")}
+    env["PATH"] = str(tmp_path)  # no real claude or gemini on this PATH
+
+    status, document = report(env)
+
+    shown = providers(document)
+    assert status == 0, document["problems"]
+    assert (shown["codex"]["status"], shown["codex"]["command_variable"]) == ("ok", "COLIBRI_CODEX_BIN")
+    assert shown["gemini-cli"]["status"] == "off"
+    assert "npm install -g @google/gemini-cli" in shown["gemini-cli"]["summary"]
+    assert shown["host"]["status"] == "off"

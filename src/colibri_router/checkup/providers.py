@@ -25,7 +25,24 @@ def _set(name: str) -> bool:
         return False
 
 
+def _subscription(spec: ProviderSpec) -> Section:
+    """A command-line agent (found, and answering ``--version``) or the host's model (offered only
+    by a host that declares sampling, which a command line cannot know): no key, no URL."""
+    if spec.agent is None:
+        return Section(spec.name, "off", "the host's own model: used only when the MCP host offers sampling")
+    from colibri_router.agents.command import runs
+
+    agent = spec.agent
+    fields: dict[str, Any] = {"wire": spec.wire, "command": agent.command, "command_variable": agent.bin_env}
+    if runs(spec):
+        return Section(spec.name, "ok", f"`{agent.command}` answers; it uses its own login", fields)
+    summary = f"`{agent.command}` not found (npm install -g {agent.package}, or set {agent.bin_env})"
+    return Section(spec.name, "off", summary, fields)
+
+
 def _provider(spec: ProviderSpec) -> Section:
+    if spec.subscription:
+        return _subscription(spec)
     key_variable = next((name for name in spec.key_envs if _set(name)), None)
     from_variable = bool(spec.base_url_env) and _set(spec.base_url_env)
     try:
@@ -70,7 +87,7 @@ async def providers(*, live: bool) -> list[Section]:
     if live:
         async with anyio.create_task_group() as group:
             for spec, section in zip(specs, sections, strict=True):
-                if section.status == "ok":
+                if section.status == "ok" and not spec.subscription:
                     group.start_soon(_ask_live, spec, section)
     return sections
 
