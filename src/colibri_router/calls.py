@@ -4,8 +4,10 @@ A stateless call is the router's answer plus one ledger row. With ``thread_id`` 
 comes first: the thread is claimed (a second call on it waits, in any process), the host's new turns
 are appended to its history, the router answers, and the new turns and the assistant turn are stored.
 Budgets reserve each call's worst case before anything is sent and settle it with the real cost. The
-ledger row is written in a shielded cleanup, so a cancelled call still has one. A database that cannot
-be written never breaks a call: the result says so in a warning and the log names the path.
+ledger row is written in a shielded cleanup, so a cancelled call still has one. A database the call
+needs before anything is sent (its thread, a budget reservation) that cannot be reached fails the call
+with a ``STORE_UNAVAILABLE``-kind error; one needed only afterwards (the ledger row, storing the answer)
+never breaks a call: the result says so in a warning and the log names the path.
 """
 
 from __future__ import annotations
@@ -142,10 +144,9 @@ class _Accounting:
             )
         if self.store is not None and self.limits.by_scope() and self.reservation is None:
             estimate = usd_to_micro(worst) if worst is not None else 0
-            try:
-                self.reservation = await self.store.reserve_budget(self.principal, estimate, self.limits)
-            except StoreError as error:
-                self.store_failed("the budget check", error)
+            # A StoreError goes up (kind STORE_UNAVAILABLE): without the database no budget can be
+            # checked, and a call admitted unchecked could spend past it.
+            self.reservation = await self.store.reserve_budget(self.principal, estimate, self.limits)
         return warnings
 
     async def close(self, result: RouterCallResult | None, error: ColibriError | None) -> None:

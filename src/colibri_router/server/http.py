@@ -16,7 +16,8 @@ What this module adds to the SDK's app:
   (202: auth, Host and protocol checks passed) and cancels the call by (caller, request id) in this
   process, or publishes the key to the other replicas when the store can broadcast (PostgreSQL
   ``NOTIFY``); each process listens for those keys for its whole life (the server's lifespan).
-- ``GET /healthz`` for load balancers, without auth.
+- ``GET /healthz`` (the process is up) and ``GET /readyz`` (its calls can work: the store answers;
+  503 while it does not, see :mod:`colibri_router.readiness`) for load balancers, without auth.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from colibri_router import __version__
 from colibri_router.errors import ColibriError, ConfigError
 from colibri_router.inflight import call_key
 from colibri_router.logs import configure_logging, get_logger
+from colibri_router.readiness import Readiness
 from colibri_router.server.identity import caller_name
 from colibri_router.server.tools import IN_FLIGHT, build_server
 from colibri_router.settings import Settings, comma_list, load_settings
@@ -247,6 +249,16 @@ async def _health(_request: Request) -> Response:
     return JSONResponse({"status": "ok", "version": __version__})
 
 
+def _ready_endpoint(readiness: Readiness) -> Any:
+    async def ready(_request: Request) -> Response:
+        problem = await readiness.problem()
+        if problem is None:
+            return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": "unavailable", "problem": problem}, status_code=503)
+
+    return ready
+
+
 def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
     """The ASGI app of ``serve --http``, as :func:`plan` decided it."""
     auth: dict[str, Any] = {}
@@ -261,6 +273,7 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
         }
     server = build_server(lifespan=_listen_for_cancels, **auth)
     server.custom_route("/healthz", methods=["GET"])(_health)
+    server.custom_route("/readyz", methods=["GET"])(_ready_endpoint(Readiness()))
     app = server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=True,

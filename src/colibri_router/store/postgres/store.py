@@ -23,6 +23,8 @@ from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, Threa
 from colibri_router.store.titles import thread_title
 from colibri_router.store.utc_windows import Clock, Since, as_utc, utc_now, window_start
 
+_CHECK_TIMEOUT_S = 2.0
+
 
 class PostgresStore:
     """Threads, the ledger and budget reservations in the PostgreSQL database at ``url``
@@ -58,6 +60,10 @@ class PostgresStore:
     def location(self) -> str:
         """The URL without its password."""
         return self._database.location
+
+    async def check(self) -> None:
+        # Its own timeout: a server that stopped answering must not hold a readiness probe a minute.
+        await self._database.run(lambda c: c.fetchval("SELECT 1", timeout=_CHECK_TIMEOUT_S))
 
     async def aclose(self) -> None:
         await self._database.aclose()

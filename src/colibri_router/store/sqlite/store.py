@@ -52,6 +52,9 @@ class SqliteStore:
     def location(self) -> str:
         return str(self._database.path)
 
+    async def check(self) -> None:
+        await self._database.run(lambda c: c.execute("SELECT 1").fetchone())
+
     async def aclose(self) -> None:
         await self._database.aclose()
 
