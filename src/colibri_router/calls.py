@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 import anyio
 import httpx
 
+from colibri_router import observability
 from colibri_router.callers import local_principal
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError, ConfigError, CostCapError
@@ -53,6 +54,26 @@ async def serve(
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
 ) -> RouterCallResult:
+    principal = principal or local_principal()
+    watch = observability.routed_call(principal, args)
+    try:
+        result = await _serve(args, principal, client, notify)
+    except ColibriError as error:
+        watch.finished(None, error)
+        raise
+    except Exception:
+        watch.finished(None, ColibriError("unexpected failure"))  # kind UNKNOWN; the shell logs it
+        raise
+    except BaseException:
+        watch.finished(None, None)  # cancelled
+        raise
+    watch.finished(result, None)
+    return result
+
+
+async def _serve(
+    args: RouterCallInput, principal: str, client: httpx.AsyncClient | None, notify: Notify | None
+) -> RouterCallResult:
     settings = load_settings()
     store = shared_store(settings)
     limits = BudgetLimits.from_usd(
@@ -65,7 +86,7 @@ async def serve(
             raise ConfigError("thread_id needs the store, and COLIBRI_STORE is off")
         if limits.by_scope():
             raise ConfigError("COLIBRI_BUDGET_* need the store (the ledger), and COLIBRI_STORE is off")
-    call = _Accounting(args, settings, store, principal or local_principal(), limits)
+    call = _Accounting(args, settings, store, principal, limits)
     try:
         result = await _with_thread(call, client, notify)
     except BaseException as error:

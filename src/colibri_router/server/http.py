@@ -16,6 +16,8 @@ What this module adds to the SDK's app:
   (202: auth, Host and protocol checks passed) and cancels the call by (caller, request id) in this
   process, or publishes the key to the other replicas when the store can broadcast (PostgreSQL
   ``NOTIFY``); each process listens for those keys for its whole life (the server's lifespan).
+- ``GET /metrics``: Prometheus text (:mod:`colibri_router.observability.metrics`), behind the token
+  check unless ``COLIBRI_METRICS_PUBLIC=1``.
 - ``GET /healthz`` (the process is up) and ``GET /readyz`` (its calls can work: the store answers;
   503 while it does not, see :mod:`colibri_router.readiness`) for load balancers, without auth.
 """
@@ -27,7 +29,8 @@ import ipaddress
 import json
 import logging
 import os
-from collections.abc import AsyncIterator
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -42,10 +45,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from colibri_router import __version__
+from colibri_router import __version__, observability
 from colibri_router.errors import ColibriError, ConfigError
 from colibri_router.inflight import call_key
 from colibri_router.logs import configure_logging, get_logger
+from colibri_router.observability.metrics import CONTENT_TYPE, MULTIPROCESS_VARIABLE, Metrics
 from colibri_router.readiness import Readiness
 from colibri_router.server.identity import caller_name
 from colibri_router.server.tools import IN_FLIGHT, build_server
@@ -259,6 +263,34 @@ def _ready_endpoint(readiness: Readiness) -> Any:
     return ready
 
 
+_process_metrics: Metrics | None = None
+
+
+def process_metrics() -> Metrics:
+    """This process's metrics, made (and installed as a sink) by the first app built in it."""
+    global _process_metrics  # noqa: PLW0603 - one set of metrics per process
+    if _process_metrics is None:
+        _process_metrics = Metrics()
+    observability.install(_process_metrics)  # again after an uninstall (tests); a no-op otherwise
+    return _process_metrics
+
+
+def _metrics_endpoint(metrics: Metrics, tokens: bool) -> Any:
+    async def exposition(request: Request) -> Response:
+        # Custom routes are outside the SDK's RequireAuth; its authentication middleware has still
+        # read the bearer token, so a valid one shows as an authenticated user here.
+        public = not tokens or load_settings().metrics_public == "1"
+        if not public and not (request.scope.get("user") is not None and request.user.is_authenticated):
+            return JSONResponse(
+                {"error": "invalid_token", "error_description": "a bearer token is required"},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+            )
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE)
+
+    return exposition
+
+
 def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
     """The ASGI app of ``serve --http``, as :func:`plan` decided it."""
     auth: dict[str, Any] = {}
@@ -274,6 +306,7 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
     server = build_server(lifespan=_listen_for_cancels, **auth)
     server.custom_route("/healthz", methods=["GET"])(_health)
     server.custom_route("/readyz", methods=["GET"])(_ready_endpoint(Readiness()))
+    server.custom_route("/metrics", methods=["GET"])(_metrics_endpoint(process_metrics(), decided.tokens is not None))
     app = server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=True,
@@ -314,4 +347,21 @@ def serve_http(options: HttpOptions, decided: HttpPlan) -> None:
         uvicorn.run(build_app(options, decided), **common)
         return
     os.environ[OPTIONS_VARIABLE] = json.dumps(asdict(options))
-    uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=options.workers, **common)
+    with _shared_metrics_directory():
+        uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=options.workers, **common)
+
+
+@contextlib.contextmanager
+def _shared_metrics_directory() -> Iterator[None]:
+    """Workers write their metrics to one directory, and each /metrics sums them (prometheus-client's
+    multiprocess mode): a fresh directory for this run, removed at its end, unless the operator
+    named one in PROMETHEUS_MULTIPROC_DIR. Workers are spawned, so they see it from their start."""
+    if os.environ.get(MULTIPROCESS_VARIABLE):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="colibri-router-metrics-") as directory:
+        os.environ[MULTIPROCESS_VARIABLE] = directory
+        try:
+            yield
+        finally:
+            del os.environ[MULTIPROCESS_VARIABLE]

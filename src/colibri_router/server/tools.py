@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
-from colibri_router import __version__
+from colibri_router import __version__, observability
 from colibri_router.errors import ColibriError
 from colibri_router.inflight import InFlight, call_key
 from colibri_router.logs import get_logger
@@ -94,7 +94,10 @@ async def _answer(
 ) -> CallToolResult:
     """Run ``work`` for the request's caller, cancellable by (caller, request id), and shape its result."""
     name = caller_name()
-    with IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope:
+    with (
+        observability.tool_call(tool, name, ctx.headers),
+        IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope,
+    ):
         try:
             return success_result(await work(caller(name)))
         except ColibriError as error:
