@@ -21,6 +21,7 @@ Events, in the order of one ``router_call``::
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -37,10 +38,12 @@ __all__ = [
     "Sink",
     "attempt",
     "install",
+    "install_traces_if_configured",
     "installed",
     "retried",
     "routed_call",
     "tool_call",
+    "tracing",
     "uninstall",
 ]
 
@@ -92,6 +95,44 @@ class CallFacts:
 
     def elapsed_s(self) -> float:
         return time.monotonic() - self.started
+
+
+# Either standard variable turns tracing on (the second names the traces endpoint alone).
+TRACES_ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+_traces_installed = False
+
+
+def install_traces_if_configured() -> bool:
+    """At a server's start-up: trace every tool call when an OTLP endpoint is set (and the SDK is not
+    disabled with ``OTEL_SDK_DISABLED=true``). Only then is OpenTelemetry imported; without the
+    ``otel`` extra the log says how to install it and the server runs untraced."""
+    global _traces_installed  # noqa: PLW0603 - one tracer provider per process
+    if _traces_installed or not any(os.environ.get(name) for name in TRACES_ENDPOINT_VARIABLES):
+        return _traces_installed
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    try:
+        from opentelemetry import trace
+
+        from colibri_router.observability.traces import Traces, tracer_provider_from_environment
+    except ImportError:
+        from colibri_router.logs import get_logger
+
+        get_logger(__name__).warning(
+            "OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not installed: tracing is off; "
+            "install it with pip install 'colibri-router[otel]'"
+        )
+        return False
+    provider = tracer_provider_from_environment()
+    trace.set_tracer_provider(provider)
+    install(Traces(provider))
+    _traces_installed = True
+    return True
+
+
+def tracing() -> bool:
+    """Whether traces are being exported (:func:`install_traces_if_configured` turned them on)."""
+    return _traces_installed
 
 
 _NO_ATTEMPT = Attempt()

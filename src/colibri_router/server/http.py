@@ -303,6 +303,7 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
             ),
             "token_verifier": TokensVerifier(decided.tokens),
         }
+    observability.install_traces_if_configured()  # each worker process has its own exporter
     server = build_server(lifespan=_listen_for_cancels, **auth)
     server.custom_route("/healthz", methods=["GET"])(_health)
     server.custom_route("/readyz", methods=["GET"])(_ready_endpoint(Readiness()))
@@ -316,6 +317,10 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
     )
     # Innermost, after the SDK's authentication, so that it knows who sent a cancellation.
     app.user_middleware.append(Middleware(CancelRouting, path=options.path))
+    if observability.tracing():
+        from colibri_router.observability.traces import ContinueHttpTrace
+
+        app.user_middleware.insert(0, Middleware(ContinueHttpTrace))
     # The SDK logs each stateless request's transport at info; uvicorn's access line is enough.
     for name in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
         logging.getLogger(name).setLevel(max(logging.getLogger().level, logging.WARNING))
