@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from benchmarks import assembly, inprocess, over_http, startup, stdio
+from benchmarks import assembly, floors, inprocess, over_http, startup, stdio
 from benchmarks.measure import Plan, Report, Row
 
 
@@ -55,6 +55,12 @@ def benchmarks(quick: bool) -> list[Benchmark]:
         Benchmark("assembly", "stream assembly", lambda: assembly.run(stream), 120),
         Benchmark("http", "router_call over HTTP vs stdio", lambda: over_http.run_latency(http_plan), 120),
         Benchmark("throughput", "HTTP calls/s by workers", lambda: over_http.run_throughput(throughput_plan), 180),
+        Benchmark(
+            "floors",
+            "serve --http beside the SDK floors",
+            lambda: floors.run(sequential=pick(100, 20), windows=pick(2, 1)),
+            240,
+        ),
     ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from colibri_router.store.postgres.connection import Connection
@@ -24,6 +25,15 @@ _INSERT = (
 
 async def insert(connection: Connection, row: LedgerRow) -> None:
     await connection.execute(_INSERT, row.at, *row.values())
+
+
+async def insert_many(connection: Connection, rows: Sequence[LedgerRow]) -> None:
+    """Every row in one transaction (one commit for a group of calls)."""
+    if len(rows) == 1:
+        await insert(connection, rows[0])
+        return
+    async with connection.transaction():
+        await connection.executemany(_INSERT, [(row.at, *row.values()) for row in rows])
 
 
 async def totals(

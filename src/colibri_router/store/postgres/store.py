@@ -11,6 +11,7 @@ from typing import Any
 from colibri_router.store import contract, usage, without_password
 from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
+from colibri_router.store.grouping import GroupedWrites
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
 from colibri_router.store.postgres import cancels, ledger, reservations, threads
 from colibri_router.store.postgres.cancels import CancelListener
@@ -50,6 +51,10 @@ class PostgresStore:
         contract.require_lifetimes(thread_ttl_days, lease_s, reservation_ttl_s)
         self._database = PostgresDatabase(
             url, without_password(url), max_connections=max_connections, connect_timeout_s=connect_timeout_s
+        )
+        # Rows of concurrent calls share a connection and a commit (see grouping).
+        self._ledger_rows: GroupedWrites[LedgerRow] = GroupedWrites(
+            lambda rows: self._database.run(lambda c: ledger.insert_many(c, rows))
         )
         self._thread_ttl = timedelta(days=thread_ttl_days)
         self._lease_s = lease_s
@@ -158,7 +163,7 @@ class PostgresStore:
     # Ledger
 
     async def record_call(self, row: LedgerRow) -> None:
-        await self._database.run(lambda c: ledger.insert(c, row))
+        await self._ledger_rows.submit(row)
 
     async def usage_report(self, principal: str | None, since: Since = "all", by: GroupBy | None = None) -> UsageReport:
         starts_at = window_start(since, self._now())

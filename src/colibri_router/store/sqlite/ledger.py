@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from colibri_router.store.records import LEDGER_COLUMNS, GroupBy, LedgerRow, UsageTotals
 from colibri_router.store.sqlite.filters import where
 from colibri_router.store.sqlite.timestamps import to_ms
+from colibri_router.store.sqlite.transactions import write_transaction
 
 _GROUP_KEYS: dict[GroupBy | None, str] = {
     None: "NULL",
@@ -23,6 +25,12 @@ _INSERT = (
 
 def insert(connection: sqlite3.Connection, row: LedgerRow) -> None:
     connection.execute(_INSERT, (to_ms(row.at), *row.values()))
+
+
+def insert_many(connection: sqlite3.Connection, rows: Sequence[LedgerRow]) -> None:
+    """Every row in one transaction (one commit for a group of calls)."""
+    with write_transaction(connection):
+        connection.executemany(_INSERT, [(to_ms(row.at), *row.values()) for row in rows])
 
 
 def totals(

@@ -11,6 +11,7 @@ from typing import Any
 from colibri_router.store import contract, usage
 from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
+from colibri_router.store.grouping import GroupedWrites
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
 from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, ThreadLease, ThreadSummary, UsageReport
 from colibri_router.store.sqlite import ledger, reservations, threads
@@ -43,6 +44,10 @@ class SqliteStore:
     ) -> None:
         contract.require_lifetimes(thread_ttl_days, lease_s, reservation_ttl_s)
         self._database = SqliteDatabase(path, busy_timeout_s=busy_timeout_s)
+        # Rows of concurrent calls share a commit and a hand-off to the worker thread (see grouping).
+        self._ledger_rows: GroupedWrites[LedgerRow] = GroupedWrites(
+            lambda rows: self._database.run(lambda c: ledger.insert_many(c, rows))
+        )
         self._thread_ttl_ms = round(thread_ttl_days * _MS_PER_DAY)
         self._lease_s = lease_s
         self._reservation_ttl = timedelta(seconds=reservation_ttl_s)
@@ -151,7 +156,7 @@ class SqliteStore:
     # Ledger
 
     async def record_call(self, row: LedgerRow) -> None:
-        await self._database.run(lambda c: ledger.insert(c, row))
+        await self._ledger_rows.submit(row)
 
     async def usage_report(self, principal: str | None, since: Since = "all", by: GroupBy | None = None) -> UsageReport:
         starts_at = window_start(since, self._clock())
