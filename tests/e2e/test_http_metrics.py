@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 from fake_upstream import CLAUDE_MODEL, KIMI_MODEL, FakeUpstream, error, kimi_text
@@ -96,3 +97,33 @@ async def test_metrics_count_a_known_sequence_of_calls_exactly(
     labels_seen = {label for (_, labels) in found for pair in labels for label in pair}
     assert not [label for label in labels_seen if any(secret in label for secret in secrets)]
     assert not any(secret in answer.text for secret in secrets)
+
+
+async def test_with_two_workers_metrics_sum_every_workers_calls(
+    fake_upstream: FakeUpstream, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    calls = 12
+    fake_upstream.kimi.enqueue(*[kimi_text("ok", delay_s=0.5) for _ in range(calls)])
+
+    async def one(url: str) -> None:
+        async with http_session(url) as session:
+            assert not (await session.call_tool("router_call", {"prompt": "hi", "model": KIMI_MODEL})).is_error
+
+    with http_server(server_env, tmp_path / "server.log", "--workers", "2") as url:
+        # Concurrent sessions, each on connections of its own: the workers share them.
+        async with anyio.create_task_group() as group:
+            for _ in range(calls):
+                group.start_soon(one, url)
+        async with httpx.AsyncClient() as client:
+            answers = [(await client.get(url.replace("/mcp", "/metrics"))).text for _ in range(10)]
+    for answer in answers:  # whichever worker answers, it counts both workers' calls
+        found = samples(answer)
+        kimi = {"provider": "kimi", "model": KIMI_MODEL}
+        assert value(found, "colibri_router_calls_total", **kimi, caller=_local_caller(found), kind="ok") == calls
+        assert value(found, "colibri_router_calls_in_flight") == 0
+
+
+def _local_caller(found: Samples) -> str:
+    """Without tokens the caller is the local user: read it from the one calls series."""
+    [caller] = {dict(labels)["caller"] for (name, labels) in found if name == "colibri_router_calls_total"}
+    return caller

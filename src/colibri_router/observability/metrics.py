@@ -34,7 +34,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client import multiprocess as prometheus_multiprocess
 
 from colibri_router.errors import ColibriError
-from colibri_router.observability import Attempt, CallFacts, RoutedCall, Sink
+from colibri_router.observability import CallFacts, RoutedCall, Sink
 from colibri_router.observability.labels import kind_label, model_label, provider_label
 from colibri_router.schema import RouterCallResult
 from colibri_router.store import BudgetExceeded
@@ -78,6 +78,13 @@ class Metrics(Sink):
             "budget_refusals", "Calls refused by a budget or their max_cost_usd.", ["caller", "scope"], **metric
         )
 
+    @staticmethod
+    def process_ended() -> None:
+        """In multiprocess mode, drop this process's in-flight gauge (a worker that shut down runs
+        nothing); a worker that crashed leaves its last value until the server restarts."""
+        if os.environ.get(MULTIPROCESS_VARIABLE):
+            prometheus_multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
+
     def exposition(self) -> bytes:
         """The text format of every metric: this process's, or all processes' in multiprocess mode."""
         directory = os.environ.get(MULTIPROCESS_VARIABLE)
@@ -90,9 +97,6 @@ class Metrics(Sink):
     def routed_call(self, call: CallFacts) -> RoutedCall:
         self.in_flight.inc()
         return _CallMetrics(self, call)
-
-    def attempt(self, provider: str, model: str) -> Attempt:
-        return Attempt()  # attempts are counted through retries and fallbacks
 
     def retried(self, provider: str, model: str, kind: str) -> None:
         self.retries.labels(provider_label(provider), model_label(provider, model), kind_label(kind)).inc()

@@ -240,13 +240,17 @@ async def route_cancel(key: str) -> None:
 
 @contextlib.asynccontextmanager
 async def _listen_for_cancels(_server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
-    """For the process's life: cancellations published by the other replicas reach this one."""
-    store = shared_store(load_settings())
-    if not isinstance(store, CancelBroadcast):
-        yield {}
-        return
-    async with store.cancel_listener(IN_FLIGHT.cancel):
-        yield {}
+    """For the process's life: cancellations published by the other replicas reach this one. At its end, a worker's
+    in-flight gauge goes (multiprocess metrics)."""
+    try:
+        store = shared_store(load_settings())
+        if not isinstance(store, CancelBroadcast):
+            yield {}
+            return
+        async with store.cancel_listener(IN_FLIGHT.cancel):
+            yield {}
+    finally:
+        Metrics.process_ended()
 
 
 async def _health(_request: Request) -> Response:
