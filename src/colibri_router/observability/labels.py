@@ -21,17 +21,19 @@ _KINDS = frozenset({*typing.get_args(Kind), "ok", "CANCELLED"})
 
 
 def provider_label(provider: str | None) -> str:
-    registry = load_registry()
-    return provider if provider is not None and provider in registry.providers else OTHER
+    return labels(load_registry(), provider, None)[0]
 
 
 def model_label(provider: str | None, model: str | None) -> str:
-    if not provider or not model:
-        return OTHER
-    registry = load_registry()
-    if provider not in registry.providers:
-        return OTHER
-    return model if _known(registry, provider, model) else OTHER
+    return labels(load_registry(), provider, model)[1]
+
+
+def labels(registry: Registry, provider: str | None, model: str | None) -> tuple[str, str]:
+    """The provider and model labels, against ``registry`` (loaded once for all of a call's labels:
+    loading it checks the config file)."""
+    if provider is None or provider not in registry.providers:
+        return OTHER, OTHER
+    return provider, model if model and _known(registry, provider, model) else OTHER
 
 
 def kind_label(kind: str | None) -> str:

@@ -35,7 +35,8 @@ from prometheus_client import multiprocess as prometheus_multiprocess
 
 from colibri_router.errors import ColibriError
 from colibri_router.observability import CallFacts, RoutedCall, Sink
-from colibri_router.observability.labels import kind_label, model_label, provider_label
+from colibri_router.observability.labels import kind_label, labels
+from colibri_router.providers import load_registry
 from colibri_router.schema import RouterCallResult
 from colibri_router.store import BudgetExceeded
 
@@ -99,7 +100,7 @@ class Metrics(Sink):
         return _CallMetrics(self, call)
 
     def retried(self, provider: str, model: str, kind: str) -> None:
-        self.retries.labels(provider_label(provider), model_label(provider, model), kind_label(kind)).inc()
+        self.retries.labels(*labels(load_registry(), provider, model), kind_label(kind)).inc()
 
 
 class _CallMetrics(RoutedCall):
@@ -112,12 +113,14 @@ class _CallMetrics(RoutedCall):
     def finished(self, result: RouterCallResult | None, error: ColibriError | None) -> None:
         metrics, call = self._metrics, self._call
         metrics.in_flight.dec()
+        registry = load_registry()
         attempts = [_fields(a) for a in (result.attempts if result is not None else error.attempts if error else ())]
         for tried in attempts[:-1]:  # each one before the last failed, and the next model was tried
-            provider = tried["provider"]
             metrics.fallbacks.labels(
-                provider_label(provider), model_label(provider, tried["model"]), kind_label(tried["kind"])
+                *labels(registry, tried["provider"], tried["model"]), kind_label(tried["kind"])
             ).inc()
+        provider: str | None
+        model: str | None
         if result is not None:
             provider, model, kind = result.provider, attempts[-1]["model"] if attempts else result.model, "ok"
         else:
@@ -125,17 +128,17 @@ class _CallMetrics(RoutedCall):
             provider = (error.provider if error else None) or last.get("provider") or call.args.provider
             model = (error.model if error else None) or last.get("model") or call.args.model
             kind = error.kind if error is not None else "CANCELLED"
-        labels = (provider_label(provider), model_label(provider, model))
+        pair = labels(registry, provider, model)
         caller = call.caller
-        metrics.calls.labels(*labels, caller, kind_label(kind)).inc()
-        metrics.duration.labels(*labels).observe(call.elapsed_s())
+        metrics.calls.labels(*pair, caller, kind_label(kind)).inc()
+        metrics.duration.labels(*pair).observe(call.elapsed_s())
         if error is not None and error.kind == "BUDGET_EXCEEDED":
             scope = error.scope if isinstance(error, BudgetExceeded) else "call"
             metrics.budget_refusals.labels(caller, scope).inc()
         if result is None:
             return
         if result.ttft_ms is not None:
-            metrics.ttft.labels(*labels).observe(result.ttft_ms / 1000)
+            metrics.ttft.labels(*pair).observe(result.ttft_ms / 1000)
         counts = (
             result.prompt_tokens,
             result.completion_tokens,
@@ -145,9 +148,9 @@ class _CallMetrics(RoutedCall):
         )
         for token_type, count in zip(_TOKEN_TYPES, counts, strict=True):
             if count:
-                metrics.tokens.labels(*labels, caller, token_type).inc(count)
+                metrics.tokens.labels(*pair, caller, token_type).inc(count)
         if result.cost_usd:
-            metrics.cost.labels(*labels, caller).inc(result.cost_usd)
+            metrics.cost.labels(*pair, caller).inc(result.cost_usd)
 
 
 def _fields(attempt: Any) -> Mapping[str, Any]:
