@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from benchmarks import assembly, floors, inprocess, over_http, startup, stdio
+from benchmarks import assembly, floors, inprocess, ledger, over_http, startup, stdio
 from benchmarks.measure import Plan, Report, Row
 
 
@@ -61,6 +61,7 @@ def benchmarks(quick: bool) -> list[Benchmark]:
             lambda: floors.run(sequential=pick(100, 20), windows=pick(2, 1)),
             240,
         ),
+        Benchmark("ledger", "ledger row cost", ledger.run, 120),
     ]
 
 
