@@ -4,9 +4,10 @@ one hand-off to the database's worker thread) per group instead of one per row.
 Each event loop has at most one writer task, started by the first row that finds none and ending
 when nothing is left to write. A row joins the group being gathered while the writer commits the
 previous one; each caller awaits its own row's commit, so a call answers only once its row is
-durable, exactly as with one commit per row (the answer is sent after ``serve`` returns). A failed
-group fails each of its callers with the error (they log a warning, as before). A caller that is
-cancelled while waiting does not take its row back: the writer still commits it.
+durable, exactly as with one commit per row (the answer is sent after ``serve`` returns). When a
+group fails, each of its rows is tried alone, so one bad row fails only its own caller (who logs a
+warning, as before); a database that is down fails them all. A caller that is cancelled while
+waiting does not take its row back: the writer still commits it.
 """
 
 from __future__ import annotations
@@ -50,17 +51,31 @@ class GroupedWrites(Generic[T]):
             while writer.pending:
                 group, writer.pending = writer.pending, []
                 try:
-                    await self._write([item for item, _ in group])
-                except Exception as error:
-                    _settle(group, error)
+                    await self._write_group(group)
                 except BaseException:  # the loop is shutting down: nobody waits any more
                     for _, done in group:
                         done.cancel()
                     raise
-                else:
-                    _settle(group, None)
         finally:
             writer.task = None
+
+    async def _write_group(self, group: list[tuple[T, asyncio.Future[None]]]) -> None:
+        try:
+            await self._write([item for item, _ in group])
+        except Exception as error:
+            if len(group) == 1:
+                _settle(group, error)
+                return
+            # One bad item must not fail the others: each is tried alone, and fails alone.
+            for one in group:
+                try:
+                    await self._write([one[0]])
+                except Exception as alone:
+                    _settle([one], alone)
+                else:
+                    _settle([one], None)
+        else:
+            _settle(group, None)
 
     def _forget_closed_loops(self) -> None:
         for loop in [loop for loop in self._loops if loop.is_closed()]:

@@ -27,13 +27,17 @@ async def insert(connection: Connection, row: LedgerRow) -> None:
     await connection.execute(_INSERT, row.at, *row.values())
 
 
-async def insert_many(connection: Connection, rows: Sequence[LedgerRow]) -> None:
-    """Every row in one transaction (one commit for a group of calls)."""
-    if len(rows) == 1:
-        await insert(connection, rows[0])
+async def write_group(connection: Connection, group: Sequence[tuple[str | None, LedgerRow]]) -> None:
+    """A group of calls' rows in one transaction: each row, and the budget reservation it settles
+    (None: it reserved nothing) deleted."""
+    settled = [reservation for reservation, _ in group if reservation is not None]
+    if len(group) == 1 and not settled:
+        await insert(connection, group[0][1])  # one statement is its own transaction
         return
     async with connection.transaction():
-        await connection.executemany(_INSERT, [(row.at, *row.values()) for row in rows])
+        await connection.executemany(_INSERT, [(row.at, *row.values()) for _, row in group])
+        if settled:
+            await connection.execute("DELETE FROM budget_reservations WHERE reservation_id = ANY($1::text[])", settled)
 
 
 async def totals(

@@ -53,8 +53,8 @@ class PostgresStore:
             url, without_password(url), max_connections=max_connections, connect_timeout_s=connect_timeout_s
         )
         # Rows of concurrent calls share a connection and a commit (see grouping).
-        self._ledger_rows: GroupedWrites[LedgerRow] = GroupedWrites(
-            lambda rows: self._database.run(lambda c: ledger.insert_many(c, rows))
+        self._ledger_rows: GroupedWrites[tuple[str | None, LedgerRow]] = GroupedWrites(
+            lambda group: self._database.run(lambda c: ledger.write_group(c, group))
         )
         self._thread_ttl = timedelta(days=thread_ttl_days)
         self._lease_s = lease_s
@@ -163,7 +163,7 @@ class PostgresStore:
     # Ledger
 
     async def record_call(self, row: LedgerRow) -> None:
-        await self._ledger_rows.submit(row)
+        await self._ledger_rows.submit((None, row))
 
     async def usage_report(self, principal: str | None, since: Since = "all", by: GroupBy | None = None) -> UsageReport:
         starts_at = window_start(since, self._now())
@@ -180,7 +180,7 @@ class PostgresStore:
 
     async def settle(self, reservation: Reservation, row: LedgerRow) -> None:
         contract.require_settlement(reservation, row)
-        await self._database.run(lambda c: reservations.settle(c, reservation.reservation_id, row))
+        await self._ledger_rows.submit((reservation.reservation_id, row))
 
     # Cancellations between processes (CancelBroadcast)
 

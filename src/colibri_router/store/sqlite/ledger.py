@@ -27,10 +27,14 @@ def insert(connection: sqlite3.Connection, row: LedgerRow) -> None:
     connection.execute(_INSERT, (to_ms(row.at), *row.values()))
 
 
-def insert_many(connection: sqlite3.Connection, rows: Sequence[LedgerRow]) -> None:
-    """Every row in one transaction (one commit for a group of calls)."""
+def write_group(connection: sqlite3.Connection, group: Sequence[tuple[str | None, LedgerRow]]) -> None:
+    """A group of calls' rows in one transaction: each row, and the budget reservation it settles
+    (None: it reserved nothing) deleted."""
     with write_transaction(connection):
-        connection.executemany(_INSERT, [(to_ms(row.at), *row.values()) for row in rows])
+        connection.executemany(_INSERT, [(to_ms(row.at), *row.values()) for _, row in group])
+        settled = [(reservation,) for reservation, _ in group if reservation is not None]
+        if settled:
+            connection.executemany("DELETE FROM budget_reservations WHERE reservation_id = ?", settled)
 
 
 def totals(

@@ -45,8 +45,8 @@ class SqliteStore:
         contract.require_lifetimes(thread_ttl_days, lease_s, reservation_ttl_s)
         self._database = SqliteDatabase(path, busy_timeout_s=busy_timeout_s)
         # Rows of concurrent calls share a commit and a hand-off to the worker thread (see grouping).
-        self._ledger_rows: GroupedWrites[LedgerRow] = GroupedWrites(
-            lambda rows: self._database.run(lambda c: ledger.insert_many(c, rows))
+        self._ledger_rows: GroupedWrites[tuple[str | None, LedgerRow]] = GroupedWrites(
+            lambda group: self._database.run(lambda c: ledger.write_group(c, group))
         )
         self._thread_ttl_ms = round(thread_ttl_days * _MS_PER_DAY)
         self._lease_s = lease_s
@@ -156,7 +156,7 @@ class SqliteStore:
     # Ledger
 
     async def record_call(self, row: LedgerRow) -> None:
-        await self._ledger_rows.submit(row)
+        await self._ledger_rows.submit((None, row))
 
     async def usage_report(self, principal: str | None, since: Since = "all", by: GroupBy | None = None) -> UsageReport:
         starts_at = window_start(since, self._clock())
@@ -174,7 +174,7 @@ class SqliteStore:
 
     async def settle(self, reservation: Reservation, row: LedgerRow) -> None:
         contract.require_settlement(reservation, row)
-        await self._database.run(lambda c: reservations.settle(c, reservation.reservation_id, row))
+        await self._ledger_rows.submit((reservation.reservation_id, row))
 
     def _now_ms(self) -> int:
         return to_ms(self._clock())
