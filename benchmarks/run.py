@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from benchmarks import assembly, floors, inprocess, ledger, over_http, startup, stdio
+from benchmarks import assembly, floors, inprocess, ledger, memory, over_http, startup, stdio
 from benchmarks.measure import Plan, Report, Row
 
 
@@ -62,6 +62,7 @@ def benchmarks(quick: bool) -> list[Benchmark]:
             240,
         ),
         Benchmark("ledger", "ledger row cost", ledger.run, 120),
+        Benchmark("memory", "serve --http memory", lambda: memory.run(1_000, pick(10_000, 2_000)), 300),
     ]
 
 
