@@ -16,10 +16,8 @@ What this module adds to the SDK's app:
   (202: auth, Host and protocol checks passed) and cancels the call by (caller, request id) in this
   process, or publishes the key to the other replicas when the store can broadcast (PostgreSQL
   ``NOTIFY``); each process listens for those keys for its whole life (the server's lifespan).
-- ``GET /metrics``: Prometheus text (:mod:`colibri_router.observability.metrics`), behind the token
-  check unless ``COLIBRI_METRICS_PUBLIC=1``.
-- ``GET /healthz`` (the process is up) and ``GET /readyz`` (its calls can work: the store answers;
-  503 while it does not, see :mod:`colibri_router.readiness`) for load balancers, without auth.
+- ``GET /healthz`` for load balancers, without auth; ``/readyz`` and ``/metrics`` (see
+  :mod:`.operations`).
 """
 
 from __future__ import annotations
@@ -29,8 +27,7 @@ import ipaddress
 import json
 import logging
 import os
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -49,9 +46,9 @@ from colibri_router import __version__, observability
 from colibri_router.errors import ColibriError, ConfigError
 from colibri_router.inflight import call_key
 from colibri_router.logs import configure_logging, get_logger
-from colibri_router.observability.metrics import CONTENT_TYPE, MULTIPROCESS_VARIABLE, Metrics
-from colibri_router.readiness import Readiness
+from colibri_router.observability.metrics import Metrics
 from colibri_router.server.identity import caller_name
+from colibri_router.server.operations import add_operator_routes, shared_metrics_directory
 from colibri_router.server.tools import IN_FLIGHT, build_server
 from colibri_router.settings import Settings, comma_list, load_settings
 from colibri_router.store import CancelBroadcast, shared_store
@@ -240,8 +237,8 @@ async def route_cancel(key: str) -> None:
 
 @contextlib.asynccontextmanager
 async def _listen_for_cancels(_server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
-    """For the process's life: cancellations published by the other replicas reach this one. At its end, a worker's
-    in-flight gauge goes (multiprocess metrics)."""
+    """For the process's life: cancellations published by the other replicas reach this one. At its
+    end, a worker's in-flight gauge goes (multiprocess metrics)."""
     try:
         store = shared_store(load_settings())
         if not isinstance(store, CancelBroadcast):
@@ -255,44 +252,6 @@ async def _listen_for_cancels(_server: MCPServer[Any]) -> AsyncIterator[dict[str
 
 async def _health(_request: Request) -> Response:
     return JSONResponse({"status": "ok", "version": __version__})
-
-
-def _ready_endpoint(readiness: Readiness) -> Any:
-    async def ready(_request: Request) -> Response:
-        problem = await readiness.problem()
-        if problem is None:
-            return JSONResponse({"status": "ready"})
-        return JSONResponse({"status": "unavailable", "problem": problem}, status_code=503)
-
-    return ready
-
-
-_process_metrics: Metrics | None = None
-
-
-def process_metrics() -> Metrics:
-    """This process's metrics, made (and installed as a sink) by the first app built in it."""
-    global _process_metrics  # noqa: PLW0603 - one set of metrics per process
-    if _process_metrics is None:
-        _process_metrics = Metrics()
-    observability.install(_process_metrics)  # again after an uninstall (tests); a no-op otherwise
-    return _process_metrics
-
-
-def _metrics_endpoint(metrics: Metrics, tokens: bool) -> Any:
-    async def exposition(request: Request) -> Response:
-        # Custom routes are outside the SDK's RequireAuth; its authentication middleware has still
-        # read the bearer token, so a valid one shows as an authenticated user here.
-        public = not tokens or load_settings().metrics_public == "1"
-        if not public and not (request.scope.get("user") is not None and request.user.is_authenticated):
-            return JSONResponse(
-                {"error": "invalid_token", "error_description": "a bearer token is required"},
-                status_code=401,
-                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
-            )
-        return Response(metrics.exposition(), media_type=CONTENT_TYPE)
-
-    return exposition
 
 
 def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
@@ -310,8 +269,7 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
     observability.install_traces_if_configured()  # each worker process has its own exporter
     server = build_server(lifespan=_listen_for_cancels, **auth)
     server.custom_route("/healthz", methods=["GET"])(_health)
-    server.custom_route("/readyz", methods=["GET"])(_ready_endpoint(Readiness()))
-    server.custom_route("/metrics", methods=["GET"])(_metrics_endpoint(process_metrics(), decided.tokens is not None))
+    add_operator_routes(server, tokens=decided.tokens is not None)
     app = server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=True,
@@ -356,21 +314,5 @@ def serve_http(options: HttpOptions, decided: HttpPlan) -> None:
         uvicorn.run(build_app(options, decided), **common)
         return
     os.environ[OPTIONS_VARIABLE] = json.dumps(asdict(options))
-    with _shared_metrics_directory():
+    with shared_metrics_directory():
         uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=options.workers, **common)
-
-
-@contextlib.contextmanager
-def _shared_metrics_directory() -> Iterator[None]:
-    """Workers write their metrics to one directory, and each /metrics sums them (prometheus-client's
-    multiprocess mode): a fresh directory for this run, removed at its end, unless the operator
-    named one in PROMETHEUS_MULTIPROC_DIR. Workers are spawned, so they see it from their start."""
-    if os.environ.get(MULTIPROCESS_VARIABLE):
-        yield
-        return
-    with tempfile.TemporaryDirectory(prefix="colibri-router-metrics-") as directory:
-        os.environ[MULTIPROCESS_VARIABLE] = directory
-        try:
-            yield
-        finally:
-            del os.environ[MULTIPROCESS_VARIABLE]
