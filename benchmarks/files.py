@@ -84,7 +84,7 @@ async def _glob_row(root: Path, rounds: int) -> Row:
         f"{statistics.median(baseline) * 1000:.1f} ms)"
     )
     return Row(
-        "7a files: 200-file repository glob read and encoded",
+        "8a files: 200-file repository glob read and encoded",
         measured,
         f"< {GLOB_TARGET_MS:g} ms",
         median < GLOB_TARGET_MS,
@@ -113,7 +113,7 @@ async def _memory_rows() -> list[Row]:
         )
         rows.append(
             Row(
-                f"7b files: 20 MB image set read and encoded, {provider}",
+                f"8b files: 20 MB image set read and encoded, {provider}",
                 measured,
                 f"≤ {MEMORY_TARGET:g}x",
                 ratio <= MEMORY_TARGET,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from benchmarks import ask_many, assembly, files, inprocess, over_http, startup, stdio
+from benchmarks import ask_many, assembly, files, floors, inprocess, ledger, memory, over_http, startup, stdio
 from benchmarks.measure import Plan, Report, Row
 
 
@@ -58,6 +58,14 @@ def benchmarks(quick: bool) -> list[Benchmark]:
         Benchmark("throughput", "HTTP calls/s by workers", lambda: over_http.run_throughput(throughput_plan), 180),
         Benchmark("many", "router_ask_many vs its slowest model", lambda: ask_many.run(many_plan), 120),
         Benchmark("files", "files: repository glob and image set", lambda: files.run(pick(50, 5)), 120),
+        Benchmark(
+            "floors",
+            "serve --http beside the SDK floors",
+            lambda: floors.run(sequential=pick(100, 20), windows=pick(2, 1)),
+            240,
+        ),
+        Benchmark("ledger", "ledger row cost", ledger.run, 120),
+        Benchmark("memory", "serve --http memory", lambda: memory.run(1_000, pick(10_000, 2_000)), 300),
     ]
 
 

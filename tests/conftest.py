@@ -37,6 +37,14 @@ def _fresh_logging() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _no_observability_sinks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Metrics or trace sinks a test installs (building an HTTP app installs the metrics) end with it."""
+    from colibri_router import observability
+
+    monkeypatch.setattr(observability, "_sinks", ())
+
+
+@pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Remove provider settings, API keys and proxies that the developer's shell may carry."""
     from colibri_router.providers import BUILTIN

@@ -134,6 +134,19 @@ class PostgresCluster:
             raise RuntimeError(f"PostgreSQL did not start:\n{started.stderr}\n{log[-3000:]}")
         self.execute(f"CREATE ROLE {PASSWORD_LOGIN_ROLE} NOLOGIN", f"CREATE DATABASE {SESSION_DATABASE}")
 
+    def stop_server(self) -> None:
+        """Stop the server (fast mode: sessions are ended, as in a restart), keeping its data."""
+        stopped = self._pg_ctl("stop", "--mode", "fast", "--wait")
+        if stopped.returncode != 0:
+            raise RuntimeError(f"PostgreSQL did not stop:\n{stopped.stderr}")
+
+    def start_server(self) -> None:
+        """Start the stopped server again on its port."""
+        log = self.directory / "server.log"
+        started = self._pg_ctl("start", "--log", log, "--wait", "-o", f"-p {self.port}")
+        if started.returncode != 0:
+            raise RuntimeError(f"PostgreSQL did not start again:\n{started.stderr}\n{log.read_text()[-3000:]}")
+
     def stop(self) -> None:
         try:
             if self._admin is not None:

@@ -37,6 +37,8 @@ AGENT_BIN_VARIABLES = {spec.agent.bin_env for spec in BUILTIN.values() if spec.a
 # Read by the settings and config loaders themselves rather than by a Settings field.
 ENV_FILE_VARIABLE = "COLIBRI_ENV_FILE"
 FILE_VARIABLES = {ENV_FILE_VARIABLE, "COLIBRI_CONFIG", "COLIBRI_PRICE_UPDATES"}
+# The OpenTelemetry SDK's own (standard) variable that turns tracing on.
+STANDARD_VARIABLES = {"OTEL_EXPORTER_OTLP_ENDPOINT"}
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
@@ -51,7 +53,14 @@ def settings_variables() -> dict[str, Any]:
 
 
 def expected_variables() -> set[str]:
-    return {*settings_variables(), *FILE_VARIABLES, *KEY_VARIABLES, *BASE_URL_DEFAULTS, *AGENT_BIN_VARIABLES}
+    return {
+        *settings_variables(),
+        *FILE_VARIABLES,
+        *STANDARD_VARIABLES,
+        *KEY_VARIABLES,
+        *BASE_URL_DEFAULTS,
+        *AGENT_BIN_VARIABLES,
+    }
 
 
 def server_json() -> dict[str, Any]:

@@ -4,8 +4,10 @@ A stateless call is the router's answer plus one ledger row. With ``thread_id`` 
 comes first: the thread is claimed (a second call on it waits, in any process), the host's new turns
 are appended to its history, the router answers, and the new turns and the assistant turn are stored.
 Budgets reserve each call's worst case before anything is sent and settle it with the real cost. The
-ledger row is written in a shielded cleanup, so a cancelled call still has one. A database that cannot
-be written never breaks a call: the result says so in a warning and the log names the path.
+ledger row is written in a shielded cleanup, so a cancelled call still has one. A database the call
+needs before anything is sent (its thread, a budget reservation) that cannot be reached fails the call
+with a ``STORE_UNAVAILABLE``-kind error; one needed only afterwards (the ledger row, storing the answer)
+never breaks a call: the result says so in a warning and the log names the path.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from datetime import UTC, datetime
 import anyio
 import httpx
 
+from colibri_router import observability
 from colibri_router.attachments import with_files
 from colibri_router.callers import local_principal
 from colibri_router.context.reading import media_tokens
@@ -55,6 +58,30 @@ async def serve(
     over_http: bool = False,
 ) -> RouterCallResult:
     """``over_http``: the call came over HTTP, so ``files`` may read only COLIBRI_HTTP_FILES_ROOT."""
+    principal = principal or local_principal()
+    watch = observability.routed_call(principal, args)
+    try:
+        result = await _serve(args, principal, client, notify, over_http)
+    except ColibriError as error:
+        watch.finished(None, error)
+        raise
+    except Exception:
+        watch.finished(None, ColibriError("unexpected failure"))  # kind UNKNOWN; the shell logs it
+        raise
+    except BaseException:
+        watch.finished(None, None)  # cancelled
+        raise
+    watch.finished(result, None)
+    return result
+
+
+async def _serve(
+    args: RouterCallInput,
+    principal: str,
+    client: httpx.AsyncClient | None,
+    notify: Notify | None,
+    over_http: bool,
+) -> RouterCallResult:
     settings = load_settings()
     store = shared_store(settings)
     limits = BudgetLimits.from_usd(
@@ -67,7 +94,7 @@ async def serve(
             raise ConfigError("thread_id needs the store, and COLIBRI_STORE is off")
         if limits.by_scope():
             raise ConfigError("COLIBRI_BUDGET_* need the store (the ledger), and COLIBRI_STORE is off")
-    call = Accounting(args, settings, store, principal or local_principal(), limits)
+    call = Accounting(args, settings, store, principal, limits)
     try:
         # The files are read before the thread is: the thread stores the turn as it was sent.
         call.args = await with_files(args, settings, over_http=over_http)
@@ -153,10 +180,9 @@ class Accounting:
             )
         if self.store is not None and self.limits.by_scope() and self.reservation is None:
             estimate = usd_to_micro(worst) if worst is not None else 0
-            try:
-                self.reservation = await self.store.reserve_budget(self.principal, estimate, self.limits)
-            except StoreError as error:
-                self.store_failed("the budget check", error)
+            # A StoreError goes up (kind STORE_UNAVAILABLE): without the database no budget can be
+            # checked, and a call admitted unchecked could spend past it.
+            self.reservation = await self.store.reserve_budget(self.principal, estimate, self.limits)
         return warnings
 
     async def close(self, result: RouterCallResult | None, error: ColibriError | None) -> None:

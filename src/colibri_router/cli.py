@@ -80,8 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     _end_at_once_on_interrupt()  # first: the SDK's import alone takes a while
     _configure_logging_from_settings()
+    from colibri_router.observability import install_traces_if_configured
     from colibri_router.server import build_server  # the SDK loads only when serving
 
+    install_traces_if_configured()
     server = build_server()
     say_hello(sys.stderr)
     server.run("stdio")

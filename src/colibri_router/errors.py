@@ -15,8 +15,10 @@ and a ``retryable`` flag; hosts and scripts branch on ``code``, never on message
     │   ├── AnthropicTimeoutError     ANTHROPIC_TIMEOUT
     │   └── <Prefix>TimeoutError      <PREFIX>_TIMEOUT
     ├── InvalidRequestError           INVALID_REQUEST: input no provider could accept
-    └── CostCapError                  BUDGET_EXCEEDED: the call's worst case is above max_cost_usd
-                                      (the store's BudgetExceeded shares the code: a budget is reached)
+    ├── CostCapError                  BUDGET_EXCEEDED: the call's worst case is above max_cost_usd
+    │                                 (the store's BudgetExceeded shares the code: a budget is reached)
+    └── StoreError                    STORE_ERROR, kind STORE_UNAVAILABLE: the database a call needs
+                                      cannot be reached or used (colibri_router.store.errors)
 
 ``<PREFIX>`` is the registry name upper-cased with every non-alphanumeric turned into ``_``
 (``OPENAI``, ``KIMI_ANTHROPIC``, ``GPU_BOX``); ``kimi`` and ``claude`` keep ``KIMI`` and ``ANTHROPIC``.
@@ -51,11 +53,15 @@ Kind: TypeAlias = Literal[
     "INVALID_REQUEST",
     "CONFIG_ERROR",
     "BUDGET_EXCEEDED",
+    "STORE_UNAVAILABLE",
     "UNKNOWN",
 ]
 # Kinds where a later identical call can succeed: waiting helps (rate limits, overload, 5xx, network,
-# timeouts); it does not for quota, auth, bad requests, context length or a content filter.
-RETRYABLE_KINDS: frozenset[str] = frozenset({"RATE_LIMITED", "PROVIDER_ERROR", "NETWORK_ERROR", "TIMEOUT"})
+# timeouts, a database that is restarting); it does not for quota, auth, bad requests, context length
+# or a content filter.
+RETRYABLE_KINDS: frozenset[str] = frozenset(
+    {"RATE_LIMITED", "PROVIDER_ERROR", "NETWORK_ERROR", "TIMEOUT", "STORE_UNAVAILABLE"}
+)
 
 
 class ColibriError(Exception):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 import anyio
 import httpx
 
+from colibri_router import observability
 from colibri_router.adapters import DEFAULT_MAX_TOKENS
 from colibri_router.attachments import files_read_of, with_files
 from colibri_router.callers import local_principal
@@ -229,6 +230,8 @@ async def _ask(run: _Run, asked: _Asked) -> None:
     """One model, to its outcome and ledger row; a failure is the answer's, never the call's."""
     accounting = Accounting(asked.call, run.settings, run.store, run.principal, BudgetLimits())
     started = time.monotonic()
+    # Each model asked counts in /metrics and traces as the router_call it is.
+    watch = observability.routed_call(run.principal, asked.call)
     try:
         if asked.failure is not None:
             raise asked.failure
@@ -241,6 +244,10 @@ async def _ask(run: _Run, asked: _Asked) -> None:
         asked.outcome = error.about(None, asked.name)
     finally:
         outcome = asked.outcome
+        watch.finished(
+            outcome if isinstance(outcome, RouterCallResult) else None,
+            outcome if isinstance(outcome, ColibriError) else None,
+        )
         asked.row = accounting.row(
             outcome if isinstance(outcome, RouterCallResult) else None,
             outcome if isinstance(outcome, ColibriError) else None,

@@ -25,6 +25,8 @@ from colibri_router.environment import values_of
 from colibri_router.errors import ConfigError
 
 DEFAULT_TIMEOUT_S = 300.0
+_ON = frozenset({"1", "true", "yes", "on"})
+_OFF = frozenset({"0", "false", "no", "off"})
 
 
 class Settings(BaseSettings):
@@ -52,6 +54,9 @@ class Settings(BaseSettings):
     http_admins: str | None = Field(None, validation_alias="COLIBRI_HTTP_ADMINS")
     http_allowed_hosts: str | None = Field(None, validation_alias="COLIBRI_HTTP_ALLOWED_HOSTS")
     http_allowed_origins: str | None = Field(None, validation_alias="COLIBRI_HTTP_ALLOWED_ORIGINS")
+    # serve --http: /metrics without a token ("1"), and prompt/answer text in trace spans ("1").
+    metrics_public: Literal["0", "1"] = Field("0", validation_alias="COLIBRI_METRICS_PUBLIC")
+    otel_content: Literal["0", "1"] = Field("0", validation_alias="COLIBRI_OTEL_CONTENT")
     run_concurrency: int = Field(4, ge=1, validation_alias="COLIBRI_RUN_CONCURRENCY")
     # router_call's `files` and command-line agents: where relative paths start and where agents run
     # (unset: the working directory); the largest file read, the context limit (unset: the model's
@@ -75,6 +80,15 @@ class Settings(BaseSettings):
             return value
         value = value.strip().lower()
         return "warning" if value == "warn" else value
+
+    @field_validator("metrics_public", "otel_content", mode="before")
+    @classmethod
+    def _switch(cls, value: object) -> object:
+        """``1``/``0``, and the other ways people write a switch (true, yes, on; false, no, off)."""
+        if not isinstance(value, str):
+            return value
+        value = value.strip().lower()
+        return "1" if value in _ON else "0" if value in _OFF else value
 
 
 def comma_list(value: str | None) -> list[str]:

@@ -184,3 +184,21 @@ async def test_a_corrupt_database_never_breaks_a_call(environment: Path) -> None
 async def test_nothing_is_created_until_the_first_call(environment: Path) -> None:
     assert open_store(environment) is not None
     assert not environment.exists()
+
+
+async def test_with_a_budget_a_database_that_cannot_be_used_fails_the_call_before_anything_is_sent(
+    environment: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without the database no budget can be checked: admitting the call anyway could spend past it.
+    monkeypatch.setenv("COLIBRI_BUDGET_DAILY_USD", "100")
+    environment.mkdir(parents=True)
+    (environment / "colibri.db").write_bytes(b"this is not a database" * 100)
+    sent: list[httpx.Request] = []
+    with pytest.raises(ColibriError) as caught:
+        await call(lambda request: sent.append(request) or claude_reply(), prompt="hi")
+    assert (caught.value.code, caught.value.kind, caught.value.retryable_later) == (
+        "STORE_ERROR",
+        "STORE_UNAVAILABLE",
+        True,
+    )
+    assert sent == []

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import httpx
 
+from colibri_router import observability
 from colibri_router.clients import shared_client
 from colibri_router.conversation import (
     AnthropicTool,
@@ -71,6 +72,9 @@ async def run_completion(
     encoded = codec.encode(request)
     url, headers = codec.endpoint(connection.base_url, connection.api_key, request.model)
 
+    # Each upstream request is an attempt for metrics and traces; the last one ends with the decoded
+    # turn or the call's error (a timeout, a malformed body), whichever comes.
+    attempt = observability.attempt(progress.provider, request.model)
     try:
         with within(deadline.remaining()) as scope:
             http = client if client is not None else await shared_client()
@@ -81,6 +85,9 @@ async def run_completion(
                     break
                 except ApiError as error:
                     await retries.after(error)
+                    attempt.end(error=error)
+                    observability.retried(progress.provider, request.model, error.kind)
+                    attempt = observability.attempt(progress.provider, request.model)
         if scope.cancelled_caught:
             seconds = round(deadline.at - progress.started_at, 1)
             raise dialect.errors.timeout(
@@ -89,11 +96,18 @@ async def run_completion(
             )
         turn = codec.decode(body, request)
     except MalformedResponse as exc:
-        raise dialect.errors.api(f"malformed response body: {exc}", status=200) from exc
+        malformed = dialect.errors.api(f"malformed response body: {exc}", status=200)
+        attempt.end(error=malformed)
+        raise malformed from exc
     except ColibriError as exc:
         if connection.api_key:
             exc.scrub(connection.api_key)
+        attempt.end(error=exc)
         raise
+    except BaseException:
+        attempt.end()  # cancelled
+        raise
+    attempt.end(turn=turn)
     latency_ms = round((time.monotonic() - progress.started_at) * 1000)
     if clamp_warnings or encoded.warnings or encoded.repairs:
         turn = replace(

@@ -16,7 +16,8 @@ What this module adds to the SDK's app:
   (202: auth, Host and protocol checks passed) and cancels the call by (caller, request id) in this
   process, or publishes the key to the other replicas when the store can broadcast (PostgreSQL
   ``NOTIFY``); each process listens for those keys for its whole life (the server's lifespan).
-- ``GET /healthz`` for load balancers, without auth.
+- ``GET /healthz`` for load balancers, without auth; ``/readyz`` and ``/metrics`` (see
+  :mod:`.operations`).
 """
 
 from __future__ import annotations
@@ -41,11 +42,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from colibri_router import __version__
+from colibri_router import __version__, observability
 from colibri_router.errors import ColibriError, ConfigError
 from colibri_router.inflight import call_key
 from colibri_router.logs import configure_logging, get_logger
+from colibri_router.observability.metrics import Metrics
 from colibri_router.server.identity import caller_name
+from colibri_router.server.operations import add_operator_routes, shared_metrics_directory
 from colibri_router.server.tools import IN_FLIGHT, build_server
 from colibri_router.settings import Settings, comma_list, load_settings
 from colibri_router.store import CancelBroadcast, check_database, shared_store
@@ -235,13 +238,17 @@ async def route_cancel(key: str) -> None:
 
 @contextlib.asynccontextmanager
 async def _listen_for_cancels(_server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
-    """For the process's life: cancellations published by the other replicas reach this one."""
-    store = shared_store(load_settings())
-    if not isinstance(store, CancelBroadcast):
-        yield {}
-        return
-    async with store.cancel_listener(IN_FLIGHT.cancel):
-        yield {}
+    """For the process's life: cancellations published by the other replicas reach this one. At its
+    end, a worker's in-flight gauge goes (multiprocess metrics)."""
+    try:
+        store = shared_store(load_settings())
+        if not isinstance(store, CancelBroadcast):
+            yield {}
+            return
+        async with store.cancel_listener(IN_FLIGHT.cancel):
+            yield {}
+    finally:
+        Metrics.process_ended()
 
 
 async def _health(_request: Request) -> Response:
@@ -260,8 +267,10 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
             ),
             "token_verifier": TokensVerifier(decided.tokens),
         }
+    observability.install_traces_if_configured()  # each worker process has its own exporter
     server = build_server(lifespan=_listen_for_cancels, **auth)
     server.custom_route("/healthz", methods=["GET"])(_health)
+    add_operator_routes(server, tokens=decided.tokens is not None)
     app = server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=True,
@@ -271,6 +280,10 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
     )
     # Innermost, after the SDK's authentication, so that it knows who sent a cancellation.
     app.user_middleware.append(Middleware(CancelRouting, path=options.path))
+    if observability.tracing():
+        from colibri_router.observability.traces import ContinueHttpTrace
+
+        app.user_middleware.insert(0, Middleware(ContinueHttpTrace))
     # The SDK logs each stateless request's transport at info; uvicorn's access line is enough.
     for name in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
         logging.getLogger(name).setLevel(max(logging.getLogger().level, logging.WARNING))
@@ -302,4 +315,5 @@ def serve_http(options: HttpOptions, decided: HttpPlan) -> None:
         uvicorn.run(build_app(options, decided), **common)
         return
     os.environ[OPTIONS_VARIABLE] = json.dumps(asdict(options))
-    uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=options.workers, **common)
+    with shared_metrics_directory():
+        uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=options.workers, **common)

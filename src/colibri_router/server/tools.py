@@ -28,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
-from colibri_router import __version__
+from colibri_router import __version__, observability
 from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.inflight import InFlight, call_key
 from colibri_router.logs import get_logger
@@ -126,7 +126,11 @@ async def _answer(
 
     name = caller_name()
     session = session_of(ctx, over_http=_over_http(ctx))
-    with IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope, in_session(session):
+    with (
+        observability.tool_call(tool, name, ctx.headers),
+        IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope,
+        in_session(session),
+    ):
         try:
             return success_result(await work(caller(name)))
         except ColibriError as error:

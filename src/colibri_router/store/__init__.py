@@ -173,6 +173,11 @@ class Store(Protocol):
         """Write the admitted call's ledger row and drop its reservation, in one transaction."""
         ...
 
+    async def check(self) -> None:
+        """Reach the database with one trivial statement (creating or migrating it on first use, like
+        any method); a :class:`StoreError` when it cannot be reached or used. ``/readyz`` asks it."""
+        ...
+
     async def aclose(self) -> None:
         """Release the connection (PostgreSQL: this event loop's pool); the store must not be used
         afterwards."""

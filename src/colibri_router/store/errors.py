@@ -2,8 +2,10 @@
 caller-facing ones through unchanged:
 
     ColibriError
-    ├── StoreError          STORE_ERROR: the database cannot be opened, read or written (path, cause);
-    │                       the router answers the call anyway, with a warning
+    ├── StoreError          STORE_ERROR, kind STORE_UNAVAILABLE: the database cannot be opened, read or
+    │                       written (path, cause). A call that needs it before anything is sent (a
+    │                       budget reservation, a thread) fails with it; one that needs it only for
+    │                       its ledger row or to store its answer is answered anyway, with a warning
     ├── BudgetExceeded      BUDGET_EXCEEDED (kind too): a budget is reached; nothing may be sent upstream
     └── InvalidRequestError
         ├── ThreadNotFound  INVALID_REQUEST: unknown, expired, or another principal's thread (one
@@ -32,6 +34,7 @@ class StoreError(ColibriError):
     """The database at ``path`` failed; ``cause`` is the underlying error (also ``__cause__``)."""
 
     code = "STORE_ERROR"
+    kind = "STORE_UNAVAILABLE"
 
     def __init__(self, path: str, cause: BaseException) -> None:
         super().__init__(f"the colibri-router store at {path} failed: {type(cause).__name__}: {cause}")

@@ -38,9 +38,16 @@ _STATEMENT_TIMEOUT_S = 60.0
 _CLOSE_TIMEOUT_S = 5.0
 
 # What a database that cannot be reached or used raises: the server's errors, the client's (a closed
-# connection, a bad option in the URL), the network's (refused, unreachable, timed out: OSError),
-# and a schema written by a newer colibri-router.
-_DATABASE_FAILURES = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, SchemaTooNew)
+# connection, a bad option in the URL; and a connection a server shutdown left mid-operation, which
+# asyncpg reports as an internal client error), the network's (refused, unreachable, timed out:
+# OSError), and a schema written by a newer colibri-router.
+_DATABASE_FAILURES = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+    SchemaTooNew,
+)
 
 
 @dataclass

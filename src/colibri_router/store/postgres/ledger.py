@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from colibri_router.store.postgres.connection import Connection
@@ -24,6 +25,19 @@ _INSERT = (
 
 async def insert(connection: Connection, row: LedgerRow) -> None:
     await connection.execute(_INSERT, row.at, *row.values())
+
+
+async def write_group(connection: Connection, group: Sequence[tuple[str | None, LedgerRow]]) -> None:
+    """A group of calls' rows in one transaction: each row, and the budget reservation it settles
+    (None: it reserved nothing) deleted."""
+    settled = [reservation for reservation, _ in group if reservation is not None]
+    if len(group) == 1 and not settled:
+        await insert(connection, group[0][1])  # one statement is its own transaction
+        return
+    async with connection.transaction():
+        await connection.executemany(_INSERT, [(row.at, *row.values()) for _, row in group])
+        if settled:
+            await connection.execute("DELETE FROM budget_reservations WHERE reservation_id = ANY($1::text[])", settled)
 
 
 async def totals(

@@ -7,7 +7,8 @@ by the transaction's first statement and the spend is measured by a later one: a
 COMMITTED isolation each statement sees everything committed before it began, so every admission
 sees the reservation of the one before it.
 
-Settling takes no lock: it moves a call's cost from its reservation to the ledger in one transaction,
+Settling takes no lock: it moves a call's cost from its reservation to the ledger in one transaction
+(with the rows of concurrent calls: ``ledger.write_group``),
 and the spend is measured in one statement (one snapshot), so an admission sees the cost in exactly
 one of the two places, whenever the settle commits.
 """
@@ -20,9 +21,8 @@ from datetime import datetime
 from colibri_router.store import budget
 from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.errors import BudgetScope
-from colibri_router.store.postgres import ledger, locks
+from colibri_router.store.postgres import locks
 from colibri_router.store.postgres.connection import Connection
-from colibri_router.store.records import LedgerRow
 from colibri_router.store.utc_windows import day_start, month_start
 
 # The committed spend of each scope (see colibri_router.store.budget), measured against the row
@@ -55,14 +55,6 @@ async def reserve(connection: Connection, reservation: Reservation, limits: Budg
             now,
             reservation.expires_at,
         )
-
-
-async def settle(connection: Connection, reservation_id: str, row: LedgerRow) -> None:
-    """Replace the reservation by the call's ledger row (if the reservation expired meanwhile, the
-    row is written all the same)."""
-    async with connection.transaction():
-        await ledger.insert(connection, row)
-        await connection.execute("DELETE FROM budget_reservations WHERE reservation_id = $1", reservation_id)
 
 
 async def _committed_spend(

@@ -11,6 +11,7 @@ from typing import Any
 from colibri_router.store import contract, usage, without_password
 from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
+from colibri_router.store.grouping import GroupedWrites
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
 from colibri_router.store.postgres import cancels, ledger, reservations, threads
 from colibri_router.store.postgres.cancels import CancelListener
@@ -22,6 +23,8 @@ from colibri_router.store.postgres.connection import (
 from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, ThreadLease, ThreadSummary, UsageReport
 from colibri_router.store.titles import thread_title
 from colibri_router.store.utc_windows import Clock, Since, as_utc, utc_now, window_start
+
+_CHECK_TIMEOUT_S = 2.0
 
 
 class PostgresStore:
@@ -49,6 +52,10 @@ class PostgresStore:
         self._database = PostgresDatabase(
             url, without_password(url), max_connections=max_connections, connect_timeout_s=connect_timeout_s
         )
+        # Rows of concurrent calls share a connection and a commit (see grouping).
+        self._ledger_rows: GroupedWrites[tuple[str | None, LedgerRow]] = GroupedWrites(
+            lambda group: self._database.run(lambda c: ledger.write_group(c, group))
+        )
         self._thread_ttl = timedelta(days=thread_ttl_days)
         self._lease_s = lease_s
         self._reservation_ttl = timedelta(seconds=reservation_ttl_s)
@@ -58,6 +65,10 @@ class PostgresStore:
     def location(self) -> str:
         """The URL without its password."""
         return self._database.location
+
+    async def check(self) -> None:
+        # Its own timeout: a server that stopped answering must not hold a readiness probe a minute.
+        await self._database.run(lambda c: c.fetchval("SELECT 1", timeout=_CHECK_TIMEOUT_S))
 
     async def aclose(self) -> None:
         await self._database.aclose()
@@ -152,7 +163,7 @@ class PostgresStore:
     # Ledger
 
     async def record_call(self, row: LedgerRow) -> None:
-        await self._database.run(lambda c: ledger.insert(c, row))
+        await self._ledger_rows.submit((None, row))
 
     async def usage_report(self, principal: str | None, since: Since = "all", by: GroupBy | None = None) -> UsageReport:
         starts_at = window_start(since, self._now())
@@ -169,7 +180,7 @@ class PostgresStore:
 
     async def settle(self, reservation: Reservation, row: LedgerRow) -> None:
         contract.require_settlement(reservation, row)
-        await self._database.run(lambda c: reservations.settle(c, reservation.reservation_id, row))
+        await self._ledger_rows.submit((reservation.reservation_id, row))
 
     # Cancellations between processes (CancelBroadcast)
 

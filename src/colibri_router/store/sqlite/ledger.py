@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from colibri_router.store.records import LEDGER_COLUMNS, GroupBy, LedgerRow, UsageTotals
 from colibri_router.store.sqlite.filters import where
 from colibri_router.store.sqlite.timestamps import to_ms
+from colibri_router.store.sqlite.transactions import write_transaction
 
 _GROUP_KEYS: dict[GroupBy | None, str] = {
     None: "NULL",
@@ -23,6 +25,16 @@ _INSERT = (
 
 def insert(connection: sqlite3.Connection, row: LedgerRow) -> None:
     connection.execute(_INSERT, (to_ms(row.at), *row.values()))
+
+
+def write_group(connection: sqlite3.Connection, group: Sequence[tuple[str | None, LedgerRow]]) -> None:
+    """A group of calls' rows in one transaction: each row, and the budget reservation it settles
+    (None: it reserved nothing) deleted."""
+    with write_transaction(connection):
+        connection.executemany(_INSERT, [(to_ms(row.at), *row.values()) for _, row in group])
+        settled = [(reservation,) for reservation, _ in group if reservation is not None]
+        if settled:
+            connection.executemany("DELETE FROM budget_reservations WHERE reservation_id = ?", settled)
 
 
 def totals(

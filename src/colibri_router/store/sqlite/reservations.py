@@ -1,6 +1,7 @@
 """Budget reservations: the admission check and the reservation it grants share one ``BEGIN
 IMMEDIATE`` transaction, so no other admission (in this process or another) can run between the
-two; settling writes the ledger row and drops the reservation in one transaction as well."""
+two; settling writes the ledger row and drops the reservation in one transaction as well (with the
+rows of concurrent calls: ``ledger.write_group``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from datetime import datetime
 from colibri_router.store import budget
 from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.errors import BudgetScope
-from colibri_router.store.records import LedgerRow
 from colibri_router.store.sqlite import ledger
 from colibri_router.store.sqlite.filters import where
 from colibri_router.store.sqlite.timestamps import to_ms
@@ -41,14 +41,6 @@ def reserve(connection: sqlite3.Connection, reservation: Reservation, limits: Bu
                 to_ms(reservation.expires_at),
             ),
         )
-
-
-def settle(connection: sqlite3.Connection, reservation_id: str, row: LedgerRow) -> None:
-    """Replace the reservation by the call's ledger row (if the reservation expired meanwhile, the
-    row is written all the same)."""
-    with write_transaction(connection):
-        ledger.insert(connection, row)
-        connection.execute("DELETE FROM budget_reservations WHERE reservation_id = ?", (reservation_id,))
 
 
 def _reserved(connection: sqlite3.Connection, principal: str | None) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 from colibri_router.store import contract, usage
 from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
+from colibri_router.store.grouping import GroupedWrites
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
 from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, ThreadLease, ThreadSummary, UsageReport
 from colibri_router.store.sqlite import ledger, reservations, threads
@@ -43,6 +44,10 @@ class SqliteStore:
     ) -> None:
         contract.require_lifetimes(thread_ttl_days, lease_s, reservation_ttl_s)
         self._database = SqliteDatabase(path, busy_timeout_s=busy_timeout_s)
+        # Rows of concurrent calls share a commit and a hand-off to the worker thread (see grouping).
+        self._ledger_rows: GroupedWrites[tuple[str | None, LedgerRow]] = GroupedWrites(
+            lambda group: self._database.run(lambda c: ledger.write_group(c, group))
+        )
         self._thread_ttl_ms = round(thread_ttl_days * _MS_PER_DAY)
         self._lease_s = lease_s
         self._reservation_ttl = timedelta(seconds=reservation_ttl_s)
@@ -51,6 +56,9 @@ class SqliteStore:
     @property
     def location(self) -> str:
         return str(self._database.path)
+
+    async def check(self) -> None:
+        await self._database.run(lambda c: c.execute("SELECT 1").fetchone())
 
     async def aclose(self) -> None:
         await self._database.aclose()
@@ -148,7 +156,7 @@ class SqliteStore:
     # Ledger
 
     async def record_call(self, row: LedgerRow) -> None:
-        await self._database.run(lambda c: ledger.insert(c, row))
+        await self._ledger_rows.submit((None, row))
 
     async def usage_report(self, principal: str | None, since: Since = "all", by: GroupBy | None = None) -> UsageReport:
         starts_at = window_start(since, self._clock())
@@ -166,7 +174,7 @@ class SqliteStore:
 
     async def settle(self, reservation: Reservation, row: LedgerRow) -> None:
         contract.require_settlement(reservation, row)
-        await self._database.run(lambda c: reservations.settle(c, reservation.reservation_id, row))
+        await self._ledger_rows.submit((reservation.reservation_id, row))
 
     def _now_ms(self) -> int:
         return to_ms(self._clock())

@@ -1,0 +1,58 @@
+"""The floors of benchmark 7: the smallest stateless Streamable HTTP servers on the same MCP SDK.
+
+``trivial``: one tool that answers at once. ``relay``: one tool that makes the same upstream call as
+``router_call`` (an httpx stream of the lean upstream's SSE answer, its content deltas joined) and
+nothing else: no routing, no ledger, no pricing. Run as ``python floor_servers.py MODE PORT
+UPSTREAM_URL``; both serve ``/mcp`` with SSE answers (as ``serve --http`` does) and ``/healthz``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import httpx
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+KEY = "sk-kimi-bench-0123456789"
+
+
+def build(mode: str, upstream: str) -> object:
+    server = MCPServer(f"floor-{mode}")
+    client = httpx.AsyncClient(timeout=60)
+
+    if mode == "trivial":
+
+        @server.tool()
+        def router_call(prompt: str) -> str:
+            """Answer at once."""
+            return f"echo: {prompt}"
+
+    else:
+
+        @server.tool()
+        async def router_call(prompt: str) -> str:
+            """Relay the prompt upstream and return the streamed answer's text."""
+            body = {"model": "kimi-k2-0905-preview", "messages": [{"role": "user", "content": prompt}], "stream": True}
+            parts: list[str] = []
+            headers = {"Authorization": f"Bearer {KEY}"}
+            async with client.stream("POST", f"{upstream}/kimi/v1/chat/completions", json=body, headers=headers) as r:
+                async for line in r.aiter_lines():
+                    if line.startswith("data: ") and line != "data: [DONE]":
+                        for choice in json.loads(line[6:]).get("choices", []):
+                            parts.append(choice.get("delta", {}).get("content") or "")
+            return "".join(parts)
+
+    async def health(_request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    server.custom_route("/healthz", methods=["GET"])(health)
+    return server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=False)
+
+
+if __name__ == "__main__":
+    mode, port, upstream = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    uvicorn.run(build(mode, upstream), host="127.0.0.1", port=port, log_level="warning")  # type: ignore[arg-type]

@@ -1,0 +1,92 @@
+"""Grouped commits: ledger rows of concurrent calls written together, one transaction (and, for SQLite,
+one hand-off to the database's worker thread) per group instead of one per row.
+
+Each event loop has at most one writer task, started by the first row that finds none and ending
+when nothing is left to write. A row joins the group being gathered while the writer commits the
+previous one; each caller awaits its own row's commit, so a call answers only once its row is
+durable, exactly as with one commit per row (the answer is sent after ``serve`` returns). When a
+group fails, each of its rows is tried alone, so one bad row fails only its own caller (who logs a
+warning, as before); a database that is down fails them all. A caller that is cancelled while
+waiting does not take its row back: the writer still commits it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass
+class _LoopWriter(Generic[T]):
+    pending: list[tuple[T, asyncio.Future[None]]] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+
+
+class GroupedWrites(Generic[T]):
+    """``await writes.submit(item)`` returns once ``write`` has committed a group holding ``item``."""
+
+    def __init__(self, write: Callable[[Sequence[T]], Awaitable[None]]) -> None:
+        self._write = write
+        self._loops: dict[asyncio.AbstractEventLoop, _LoopWriter[T]] = {}
+
+    async def submit(self, item: T) -> None:
+        loop = asyncio.get_running_loop()
+        writer = self._loops.get(loop)
+        if writer is None:
+            self._forget_closed_loops()
+            writer = self._loops[loop] = _LoopWriter()
+        done: asyncio.Future[None] = loop.create_future()
+        writer.pending.append((item, done))
+        if writer.task is None:
+            writer.task = loop.create_task(self._drain(writer))
+        # shield: a cancelled caller must not cancel the future the writer is about to settle
+        await asyncio.shield(done)
+
+    async def _drain(self, writer: _LoopWriter[T]) -> None:
+        try:
+            while writer.pending:
+                group, writer.pending = writer.pending, []
+                try:
+                    await self._write_group(group)
+                except BaseException:  # the loop is shutting down: nobody waits any more
+                    for _, done in group:
+                        done.cancel()
+                    raise
+        finally:
+            writer.task = None
+
+    async def _write_group(self, group: list[tuple[T, asyncio.Future[None]]]) -> None:
+        try:
+            await self._write([item for item, _ in group])
+        except Exception as error:
+            if len(group) == 1:
+                _settle(group, error)
+                return
+            # One bad item must not fail the others: each is tried alone, and fails alone.
+            for one in group:
+                try:
+                    await self._write([one[0]])
+                except Exception as alone:
+                    _settle([one], alone)
+                else:
+                    _settle([one], None)
+        else:
+            _settle(group, None)
+
+    def _forget_closed_loops(self) -> None:
+        for loop in [loop for loop in self._loops if loop.is_closed()]:
+            del self._loops[loop]
+
+
+def _settle(group: list[tuple[T, asyncio.Future[None]]], error: Exception | None) -> None:
+    for _, done in group:
+        if done.done():
+            continue
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
