@@ -35,6 +35,5 @@ def _file_text() -> str:
 def with_provider_names(schema: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
     """``schema`` (router_call's input schema) with ``provider`` limited to ``names``, so the host's
     model cannot invent one."""
-    provider = schema["properties"]["provider"]
-    provider["anyOf"] = [{"type": "string", "enum": list(names)}, {"type": "null"}]
+    schema["properties"]["provider"]["enum"] = list(names)
     return schema
