@@ -214,7 +214,7 @@ def _report(servers: list[_Server], sequential: int, windows: int) -> Report:
 
 
 if __name__ == "__main__":
-    from benchmarks.run import table
+    from benchmarks.measure import table
 
     quick = "--quick" in sys.argv
     report = anyio.run(lambda: run(sequential=20 if quick else 100, windows=1 if quick else 2))

@@ -116,6 +116,6 @@ async def run() -> Report:
 
 
 if __name__ == "__main__":
-    from benchmarks.run import table
+    from benchmarks.measure import table
 
     print(table(anyio.run(run).rows))

@@ -106,3 +106,13 @@ def ms(seconds: float, *, sign: bool = False) -> str:
     value = seconds * 1000
     plus = "+" if sign else ""
     return f"{value:{plus}.2f} ms" if abs(value) < 10 else f"{value:{plus}.1f} ms"
+
+
+def table(rows: Sequence[Row]) -> str:
+    lines = ["| benchmark | measured | target | met? |", "|---|---|---|---|"]
+    for row in rows:
+        met = "—" if row.met is None else ("yes" if row.met else "**no**")
+        if row.measured.startswith("CRASHED"):
+            met = "**crashed**"
+        lines.append(f"| {row.benchmark} | {row.measured} | {row.target} | {met} |")
+    return "\n".join(lines)

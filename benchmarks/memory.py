@@ -53,6 +53,6 @@ def _server_pid(log: Path) -> int:
 
 
 if __name__ == "__main__":
-    from benchmarks.run import table
+    from benchmarks.measure import table
 
     print(table(anyio.run(run).rows))

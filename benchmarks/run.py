@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import anyio
 
 from benchmarks import ask_many, assembly, files, floors, inprocess, ledger, memory, over_http, startup, stdio
-from benchmarks.measure import Plan, Report, Row
+from benchmarks.measure import Plan, Report, Row, table
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,16 +119,6 @@ def _first_leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
-
-
-def table(rows: Sequence[Row]) -> str:
-    lines = ["| benchmark | measured | target | met? |", "|---|---|---|---|"]
-    for row in rows:
-        met = "—" if row.met is None else ("yes" if row.met else "**no**")
-        if row.measured.startswith("CRASHED"):
-            met = "**crashed**"
-        lines.append(f"| {row.benchmark} | {row.measured} | {row.target} | {met} |")
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":
