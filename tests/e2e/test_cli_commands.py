@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from fake_upstream import FakeUpstream, kimi_text, kimi_tool_calls
+from fake_upstream import FakeUpstream, anthropic_text, kimi_text, kimi_tool_calls
 from harness import SERVER_COMMAND, host_env
 
 pytestmark = pytest.mark.e2e
@@ -165,3 +165,39 @@ async def test_router_run_over_stdio_reports_progress_per_run_and_a_cancel_stops
             await session.call_tool("router_run", {"scenario": {**SCENARIO, "repeat": 1}})
         disconnect = await anyio.to_thread.run_sync(fake_upstream.wait_disconnect, 5.0)
         assert disconnect is not None  # the upstream request was closed
+
+
+def test_call_and_ask_many_send_files_named_with_file(fake_upstream: FakeUpstream, tmp_path: Path) -> None:
+    (tmp_path / "migrate.sql").write_text("ALTER TABLE users DROP COLUMN email;\n")
+    env = {**host_env(fake_upstream), "COLIBRI_WORKSPACE": str(tmp_path)}
+    fake_upstream.kimi.enqueue(kimi_text("unsafe"))
+
+    called = cli(env, "call", "Is this migration safe?", "--file", "migrate.sql")
+
+    assert called.returncode == 0, called.stdout + called.stderr
+    assert json.loads(called.stdout)["files_read"][0]["path"] == "migrate.sql"
+    (request,) = fake_upstream.kimi.requests
+    assert "DROP COLUMN email" in json.dumps(request.body)
+
+    fake_upstream.kimi.enqueue(kimi_text("unsafe"))
+    fake_upstream.anthropic.enqueue(anthropic_text("unsafe too"))
+    asked = cli(
+        env, "ask-many", "Is this migration safe?", "--file", "migrate.sql", "--model", "kimi", "--model", "sonnet"
+    )
+
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    assert [f["path"] for f in json.loads(asked.stdout)["files_read"]] == ["migrate.sql"]
+    assert all(
+        "DROP COLUMN email" in json.dumps(r.body)
+        for r in [fake_upstream.kimi.requests[-1], *fake_upstream.anthropic.requests]
+    )
+
+
+def test_ask_many_refuses_bad_arguments_as_the_tool_does(fake_upstream: FakeUpstream) -> None:
+    done = cli(host_env(fake_upstream), "ask-many", "hi", "--model", "kimi", "--max-tokens", "0")
+
+    assert done.returncode == 1
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "INVALID_REQUEST"
+    assert error["message"].startswith("models: ") or error["message"].startswith("max_tokens: ")
+    assert "pydantic" not in error["message"]

@@ -7,24 +7,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
-from colibri_router.commands.output import emit_error, invalid
+from colibri_router.commands.call_input import CONVERSATION_OPTIONS, add_conversation_options, validated
+from colibri_router.commands.output import emit_error
 from colibri_router.errors import ColibriError
 
-OPTIONS = (
-    "models",
-    "judge",
-    "judge_instructions",
-    "detail",
-    "system_prompt",
-    "max_tokens",
-    "temperature",
-    "timeout_s",
-    "reasoning",
-    "max_cost_usd",
-)
+OPTIONS = ("models", "judge", "judge_instructions", "detail", "max_cost_usd", *CONVERSATION_OPTIONS)
 
 
 def register(commands: Any, provider_names: list[str]) -> None:
@@ -33,39 +22,24 @@ def register(commands: Any, provider_names: list[str]) -> None:
         help="ask several models at once (router_ask_many) and print its JSON result",
         description="Ask 2-8 models the same prompt in parallel, optionally with a judge's verdict.",
     )
-    ask.add_argument("prompt", nargs="?", help="the user prompt; '-' reads it from stdin")
+    add_conversation_options(ask)
     ask.add_argument("--model", dest="models", action="append", metavar="MODEL", help="a model to ask (2-8 times)")
     ask.add_argument("--judge", metavar="MODEL", help="a model that compares the answers")
     ask.add_argument("--judge-instructions", help="what the judge should weigh")
     ask.add_argument("--detail", choices=("summary", "full"), help="summary: each answer's first 400 characters")
-    ask.add_argument("--system", dest="system_prompt", help="system prompt")
-    ask.add_argument("--max-tokens", type=int)
-    ask.add_argument("--temperature", type=float)
-    ask.add_argument("--reasoning", choices=("off", "low", "medium", "high"))
     ask.add_argument("--timeout", dest="timeout_s", type=float, help="total seconds for every model and the judge")
     ask.add_argument("--max-cost", dest="max_cost_usd", type=float, help="refuse if all could cost more (USD)")
-    ask.add_argument("--tools", type=Path, help="JSON file: a list of {name, description, input_schema}")
-    ask.add_argument("--messages", type=Path, help="JSON file: a conversation, instead of a prompt")
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
-    from pydantic import ValidationError
 
     from colibri_router.many import ask_many
     from colibri_router.schema_many import RouterAskManyInput
 
-    fields: dict[str, Any] = {key: value for key in OPTIONS if (value := getattr(args, key)) is not None}
-    try:
-        if args.messages is not None:
-            fields["messages"] = json.loads(args.messages.read_text())
-        if args.prompt is not None:
-            fields["prompt"] = stdin.read() if args.prompt == "-" else args.prompt
-        if args.tools is not None:
-            fields["tools"] = json.loads(args.tools.read_text())
-        arguments = RouterAskManyInput.model_validate(fields)
-    except (OSError, ValueError, ValidationError) as exc:
-        return invalid(stdout, str(exc))
+    arguments = validated(RouterAskManyInput, args, OPTIONS, stdin, stdout)
+    if isinstance(arguments, int):
+        return arguments
 
     async def progress(_done: float, message: str, _total: float | None) -> None:
         sys.stderr.write(message + "\n")
