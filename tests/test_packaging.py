@@ -19,12 +19,12 @@ from typing import Any
 
 import jsonschema
 import pytest
+from docs_pages import all_docs, code_blocks, page, section
 from fake_upstream import FakeUpstream
 
 import colibri_router
 from colibri_router.providers import BUILTIN
 from colibri_router.settings import Settings
-from docs_pages import all_docs, code_blocks, page, section
 
 ROOT = Path(__file__).parents[1]
 SHARED_SCHEMAS = ROOT.parent / "shared" / "schemas"
