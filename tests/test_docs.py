@@ -221,6 +221,9 @@ def check_host_servers(servers: dict[str, Any], inputs: set[str], *, vscode: boo
         for value in env.values():
             for used in re.findall(r"\$\{input:([^}]+)\}", value):
                 assert used in inputs, f"{name} uses ${{input:{used}}}, which no input defines"
+            # A value taken from the host's environment ($NAME, ${NAME}, ${env:NAME}) names a known variable.
+            referenced = re.findall(r"\$\{?(?:env:)?([A-Z][A-Z0-9_]*)\}?", value)
+            check_variables(set(referenced), f"{name}'s env values")
 
 
 def check_router_json(document: dict[str, Any]) -> None:
@@ -424,6 +427,12 @@ def test_the_python_examples_run_against_the_fake(fake_upstream: FakeUpstream, t
         ("json", '{"mcpServers": {"colibri-router": {"command": "uvx", "args": ["colibri-router", "--bogus"]}}}'),
         ("json", '{"mcpServers": {"c": {"command": "uvx", "args": ["colibri-router"], "env": {"KIMI_KEY": "x"}}}}'),
         ("json", '{"servers": {"colibri-router": {"command": "uvx", "args": ["colibri-router"]}}}'),
+        ("json", '{"mcpServers": {"c": {"command": "uvx", "args": ["colibri-router"], "env": {"CO_API_KEY": "$K"}}}}'),
+        (
+            "json",
+            '{"servers": {"c": {"type": "stdio", "command": "uvx", "args": ["colibri-router"],'
+            ' "env": {"CO_API_KEY": "${input:k}"}}}}',
+        ),
         ("json", '{"prompt": "hi", "max_tokens": 0}'),
         ("json", '{"provider": "kimi", "contents": "x"}'),
         ("toml", '[mcp_servers.colibri-router]\ncommand = "uvx"\nargs = ["colibri-router"]\nstartup_timeout = 60\n'),
