@@ -506,6 +506,17 @@ def test_the_link_check_notices_a_missing_file_or_heading(tmp_path: Path) -> Non
     assert broken_links(source, text) == ["#nope", "missing.md", "other.md#a-part"]
 
 
+def test_every_tool_the_server_publishes_has_its_page_or_row() -> None:
+    published = json.loads((ROOT / "src" / "colibri_router" / "server" / "tool_schemas.json").read_text())
+    documented = {"router_call": page("tools.md"), "router_ask_many": page("ask-many.md")}
+    for tool in published:
+        where = documented.get(tool)
+        if where is not None:
+            assert where.startswith("# ") and f"`{tool}`" in where.splitlines()[0], tool
+        else:
+            assert f"| `{tool}` |" in page("other-tools.md"), f"docs/other-tools.md has no row for {tool}"
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The README's install line, the site
 
