@@ -1,1 +1,1 @@
-"""Performance benchmarks for colibri-router: ``uv run python -m benchmarks.run`` (see README.md)."""
+"""Performance benchmarks for colibri-router: ``uv run python -m benchmarks.run`` (see docs/performance.md)."""

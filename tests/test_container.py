@@ -1,7 +1,7 @@
 """The container for the team server, checked without Docker: the Dockerfile's facts (two stages,
 a slim Python base, the postgres extra, a non-root user, a healthcheck on /healthz, the serve
 command, nothing secret baked in), .dockerignore, compose.yaml (colibri-router with PostgreSQL, a
-volume for the data, the tokens file read-only) and the README's ``docker compose`` block.
+volume for the data, the tokens file read-only) and the team page's ``docker compose`` block (docs/team-server.md).
 
 The image's command and healthcheck are run for real, against PostgreSQL, by
 tests/e2e/test_container_command.py.
@@ -31,7 +31,8 @@ from container_files import (
     instructions,
     stages,
 )
-from test_packaging import SECRET_VARIABLES, expected_variables, readme_section
+from docs_pages import page
+from test_packaging import SECRET_VARIABLES, expected_variables
 
 SERVER_NAME = json.loads((ROOT / "server.json").read_text())["name"]
 SECRET_WORDS = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -220,20 +221,20 @@ def test_compose_sets_only_variables_the_server_reads() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# README: docker compose is the first way in
+# docs/team-server.md: docker compose is the first way in
 
 
 def compose_block() -> list[str]:
     """The commands of the first code block of "Run it for a team", continuations joined."""
-    text = readme_section("Run it for a team")
+    text = page("team-server.md")
     block = re.search(r"```bash\n(.*?)```", text, re.DOTALL)
     assert block, "the team section has no bash block"
     joined = block.group(1).replace("\\\n", " ")
     return [" ".join(line.split("#")[0].split()) for line in joined.splitlines() if line.split("#")[0].strip()]
 
 
-def test_the_readme_team_section_starts_with_docker_compose() -> None:
-    text = readme_section("Run it for a team")
+def test_the_team_page_starts_with_docker_compose() -> None:
+    text = page("team-server.md")
     commands = compose_block()
     assert "docker compose up -d" in commands
     assert text.index("docker compose up") < text.index("colibri-router serve --http --host")

@@ -1,4 +1,4 @@
-"""Packaging and docs stay in step with the code: server.json, .env.example, README.md, .ci/run.
+"""Packaging and docs stay in step with the code: server.json, .env.example, README.md and docs/, .ci/run.
 
 All offline. The MCP registry schema lives in the shared directory next to the repository
 (``../shared/schemas``); the schema test is skipped only when that directory is absent.
@@ -19,6 +19,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from docs_pages import all_docs, code_blocks, page, section
 from fake_upstream import FakeUpstream
 
 import colibri_router
@@ -39,7 +40,6 @@ ENV_FILE_VARIABLE = "COLIBRI_ENV_FILE"
 FILE_VARIABLES = {ENV_FILE_VARIABLE, "COLIBRI_CONFIG", "COLIBRI_PRICE_UPDATES"}
 # The OpenTelemetry SDK's own (standard) variable that turns tracing on.
 STANDARD_VARIABLES = {"OTEL_EXPORTER_OTLP_ENDPOINT"}
-_FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 def settings_variables() -> dict[str, Any]:
@@ -80,20 +80,6 @@ def env_example_variables() -> dict[str, str]:
         if match:
             found[match.group(1)] = match.group(2)
     return found
-
-
-def readme() -> str:
-    return (ROOT / "README.md").read_text()
-
-
-def readme_section(title: str) -> str:
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", readme(), re.MULTILINE | re.DOTALL)
-    assert match, f"README has no '## {title}' section"
-    return match.group(1)
-
-
-def code_blocks(text: str, language: str | None = None) -> list[str]:
-    return [body for lang, body in _FENCE.findall(text) if language is None or lang == language]
 
 
 def pyproject() -> dict[str, Any]:
@@ -157,10 +143,10 @@ def test_env_example_lists_exactly_the_variables_the_settings_read() -> None:
     assert set(env_example_variables()) == expected_variables()
 
 
-def test_readme_mentions_every_variable() -> None:
-    text = readme()
+def test_the_docs_mention_every_variable() -> None:
+    text = all_docs()
     missing = sorted(name for name in expected_variables() if f"`{name}`" not in text)
-    assert not missing, f"README.md does not mention {missing}"
+    assert not missing, f"neither README.md nor docs/ mentions {missing}"
 
 
 def test_server_json_variables_are_described_and_keys_are_secret() -> None:
@@ -209,16 +195,16 @@ def test_env_example_loads_as_settings_with_the_defaults(monkeypatch: pytest.Mon
 
 
 # ---------------------------------------------------------------------------------------------------------
-# README
+# README.md and docs/ (tests/test_docs.py checks every block of every page)
 
 
 def test_quick_start_has_the_two_commands() -> None:
-    commands = [block.strip() for block in code_blocks(readme_section("Quick start"))]
+    commands = [block.strip() for block in code_blocks(section("README.md", "Quick start"))]
     assert commands == ["uv run colibri-router", "uv run pytest"]
 
 
 def test_readme_test_command_is_the_one_ci_runs() -> None:
-    readme_command = code_blocks(readme_section("Quick start"))[-1].strip()
+    readme_command = code_blocks(section("README.md", "Quick start"))[-1].strip()
     ci_commands = [
         line.strip().replace('"${uv[@]}"', "uv")
         for line in (ROOT / ".ci" / "run").read_text().splitlines()
@@ -228,7 +214,7 @@ def test_readme_test_command_is_the_one_ci_runs() -> None:
 
 
 def test_readme_json_blocks_parse_and_the_claude_desktop_snippet_runs_uvx() -> None:
-    blocks = [json.loads(block) for block in code_blocks(readme(), "json")]
+    blocks = [json.loads(block) for block in code_blocks(page("README.md"), "json")]
     configs = [block["mcpServers"]["colibri-router"] for block in blocks if "mcpServers" in block]
     assert configs, "README.md has no claude_desktop_config.json snippet"
     assert any(config["command"] == "uvx" and config["args"] == ["colibri-router"] for config in configs)
@@ -236,7 +222,7 @@ def test_readme_json_blocks_parse_and_the_claude_desktop_snippet_runs_uvx() -> N
         assert set(config.get("env", {})) <= expected_variables()
 
 
-def test_readme_documents_every_error_code() -> None:
+def test_the_errors_page_documents_every_error_code() -> None:
     from colibri_router import errors
 
     codes = {
@@ -247,28 +233,28 @@ def test_readme_documents_every_error_code() -> None:
         if code and not code.startswith(("COLIBRI_", "API_", "RETRIES_")) and code != "TIMEOUT"
     }
     codes.add("INTERNAL_ERROR")  # shaped by the server, not a class
-    text = readme_section("Errors")
+    text = page("errors.md")
     missing = sorted(code for code in codes if f"`{code}`" not in text)
-    assert not missing, f"README's Errors section does not document {missing}"
+    assert not missing, f"docs/errors.md does not document {missing}"
 
 
-def test_readme_documents_every_tool_field() -> None:
+def test_the_tool_page_documents_every_tool_field() -> None:
     from colibri_router.schema import RouterCallInput, RouterCallResult
 
-    text = readme_section("The tool: `router_call`")
+    text = page("tools.md")
     fields = {*RouterCallInput.model_fields, *RouterCallResult.model_fields}
     missing = sorted(name for name in fields if f"| `{name}` |" not in text)
-    assert not missing, f"README's tool section has no table row for {missing}"
+    assert not missing, f"docs/tools.md has no table row for {missing}"
 
 
-def test_readme_documents_router_ask_many_and_its_example_is_a_valid_call_and_result() -> None:
+def test_the_ask_many_page_documents_router_ask_many_and_its_example_is_a_valid_call_and_result() -> None:
     from colibri_router.schema import RouterCallInput
     from colibri_router.schema_many import Answer, RouterAskManyInput, RouterAskManyResult, Verdict
 
-    text = readme_section("Asking several models: `router_ask_many`")
+    text = page("ask-many.md")
     own = set(RouterAskManyInput.model_fields) - set(RouterCallInput.model_fields)
     missing = sorted(name for name in {*own, *RouterAskManyResult.model_fields} if f"| `{name}` |" not in text)
-    assert not missing, f"README's router_ask_many section has no table row for {missing}"
+    assert not missing, f"docs/ask-many.md has no table row for {missing}"
     fields = {*Answer.model_fields, *Verdict.model_fields, *RouterAskManyInput.NOT_TAKEN}
     assert not sorted(name for name in fields if f"`{name}`" not in text)
     arguments, result = (json.loads(block) for block in code_blocks(text, "json"))
@@ -276,19 +262,19 @@ def test_readme_documents_router_ask_many_and_its_example_is_a_valid_call_and_re
     assert RouterAskManyResult.model_validate(result).model_dump(mode="json", exclude_none=True) == result
 
 
-def test_readme_ask_many_command_parses() -> None:
+def test_the_command_line_pages_ask_many_command_parses() -> None:
     from colibri_router.cli import build_parser
 
-    [block] = [b for b in code_blocks(readme_section("Command line"), "bash") if "ask-many" in b]
+    [block] = [b for b in code_blocks(page("command-line.md"), "bash") if "ask-many" in b]
     args = build_parser().parse_args(shlex.split(block.strip())[1:])
     assert (args.command, args.models, args.judge) == ("ask-many", ["sonnet", "gpt", "kimi"], "opus")
 
 
-def test_readme_provider_table_matches_the_registry() -> None:
-    text = readme_section("Providers")
+def test_the_provider_table_matches_the_registry() -> None:
+    text = page("providers.md")
     for name, spec in BUILTIN.items():
         row = next((line for line in text.splitlines() if line.startswith(f"| `{name}` |")), None)
-        assert row is not None, f"README's provider table has no row for {name}"
+        assert row is not None, f"docs/providers.md's table has no row for {name}"
         assert f"| {spec.wire} |" in row, name
         if spec.agent is not None:  # a command-line agent: its command and variable instead of a URL
             assert f"`{spec.agent.bin_env}`" in row and f"`{spec.agent.command}`" in row, name
@@ -300,10 +286,10 @@ def test_readme_provider_table_matches_the_registry() -> None:
         assert (f"`{spec.default_model}`" if spec.default_model else "pass `model`") in row, name
 
 
-def test_readme_documents_doctor_and_its_command_runs(fake_upstream: FakeUpstream, tmp_path: Path) -> None:
+def test_the_docs_document_doctor_and_its_command_runs(fake_upstream: FakeUpstream, tmp_path: Path) -> None:
     """The Troubleshooting section's doctor command, run as written against the loopback fake."""
-    assert "colibri-router doctor [--live] [--http [--host H]] [--json]" in readme_section("Command line")
-    (command,) = [block.strip() for block in code_blocks(readme_section("Troubleshooting"), "bash")]
+    assert "colibri-router doctor [--live] [--http [--host H]] [--json]" in page("command-line.md")
+    (command,) = [block.strip() for block in code_blocks(page("troubleshooting.md"), "bash")]
     assignment, program, *args = command.split()
     variable, _, _ = assignment.partition("=")
     assert (program, args) == ("colibri-router", ["doctor", "--live"])

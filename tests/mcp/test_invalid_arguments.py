@@ -87,9 +87,9 @@ async def test_any_unknown_field_on_any_tool_is_named(tool: str, field: str, val
     assert f"{field}: Extra inputs are not permitted" in assert_invalid_request(result)
 
 
-async def test_the_readmes_example_is_what_the_tool_answers() -> None:
-    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+async def test_the_errors_pages_example_is_what_the_tool_answers() -> None:
+    errors_page = " ".join((Path(__file__).parents[2] / "docs" / "errors.md").read_text().split())
     async with Client(build_server()) as client:
         result = await client.call_tool("router_call", {"prompt": "a", "tools": [{"name": "t"}]})
 
-    assert f"`INVALID_REQUEST: {assert_invalid_request(result)}`" in readme
+    assert f"`INVALID_REQUEST: {assert_invalid_request(result)}`" in errors_page

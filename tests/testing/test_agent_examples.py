@@ -1,4 +1,4 @@
-"""The example scenarios shipped in examples/scenarios/ load, validate, and run as the README describes."""
+"""The example scenarios shipped in examples/scenarios/ load, validate, and run as docs/agent-testing.md describes."""
 
 from __future__ import annotations
 
