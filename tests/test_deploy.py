@@ -1,4 +1,4 @@
-"""The monitoring files in deploy/ parse, match the README, and use only metrics the server exports."""
+"""The monitoring files in deploy/ parse, match docs/team-server.md, and use only metrics the server exports."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import yaml
+from docs_pages import code_blocks, page
 from prometheus_client.parser import text_string_to_metric_families
-from test_packaging import code_blocks, readme_section
 
 from colibri_router.observability.metrics import Metrics
 
@@ -35,9 +35,7 @@ def test_the_scrape_config_parses_and_is_the_readmes() -> None:
     assert job["metrics_path"] == "/metrics"
     assert job["authorization"]["type"] == "Bearer"
     assert all(re.fullmatch(r"[\w.-]+:\d+", target) for target in job["static_configs"][0]["targets"])
-    [readme_block] = [
-        block for block in code_blocks(readme_section("Run it for a team"), "yaml") if "scrape_configs" in block
-    ]
+    [readme_block] = [block for block in code_blocks(page("team-server.md"), "yaml") if "scrape_configs" in block]
     assert yaml.safe_load(readme_block) == config
 
 
@@ -49,7 +47,7 @@ def test_the_dashboard_parses_and_queries_only_exported_metrics() -> None:
     used = {name for expr in exprs for name in re.findall(r"colibri_router_\w+", expr)}
     exported = exported_names()
     assert used <= exported, used - exported
-    documented = readme_section("Run it for a team")
+    documented = page("team-server.md")
     families = {name for name in exported if not name.endswith(("_bucket", "_sum", "_count", "_created"))}
     families = {name for name in families if f"{name}_total" not in families}
     assert all(f"`{name}`" in documented for name in families), [n for n in families if f"`{n}`" not in documented]
