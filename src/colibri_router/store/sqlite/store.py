@@ -1,5 +1,6 @@
 """The SQLite implementation of ``Store``: every method is one unit of work sent to the database's
-worker thread (see ``connection``), with the rules themselves in the backend-neutral modules."""
+worker thread (see ``connection``; the ledger's grouped rows run on the event loop when that cannot
+wait), with the rules themselves in the backend-neutral modules."""
 
 from __future__ import annotations
 
