@@ -7,7 +7,15 @@ The shell decides who the caller is; the services only use it.
 
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass
+
+from colibri_router.environment import values_of
+
+# What getpass.getuser() reads, in its order, before it asks the password database.
+_LOGIN_VARIABLES = ("LOGNAME", "USER", "LNAME", "USERNAME")
+_LOGIN_NAMES = frozenset(_LOGIN_VARIABLES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +30,25 @@ class Caller:
 
 
 def local_principal() -> str:
-    """The principal of a local (stdio) caller: the operating system's user name."""
+    """The principal of a local (stdio) caller: the operating system's user name.
+
+    Read on every call, remembered per input: getpass reads the login variables, then (none set,
+    as in a container or a bare service environment) the password database, a file read per call.
+    The answer is cached on those variables' values and the user id, so a changed variable is seen
+    at once; only an edit of the password entry of the same uid under a running server is not.
+    """
+    login = values_of(_LOGIN_NAMES)
+    return _principal(tuple(login.get(name) for name in _LOGIN_VARIABLES), _uid())
+
+
+def _uid() -> int | None:
+    getuid = getattr(os, "getuid", None)  # POSIX only
+    return getuid() if getuid is not None else None
+
+
+@functools.lru_cache(maxsize=8)
+def _principal(_login: tuple[str | None, ...], _user_id: int | None) -> str:
+    """getpass's answer for these login variables and this user id (the cache key, unused here)."""
     import getpass  # it imports termios: not at start-up, where every millisecond counts
 
     try:

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from colibri_router.logs import get_logger
 from colibri_router.settings import variable
 
 if TYPE_CHECKING:
-    from genai_prices.types import ModelInfo, PriceCalculation, Provider, Usage
+    from genai_prices.types import ModelInfo, ModelPrice, Provider, Usage
 
 PRICE_UPDATES_VARIABLE = "COLIBRI_PRICE_UPDATES"
 LOCAL_SOURCE = "local"
@@ -67,7 +69,7 @@ def price_call(price_provider: str | None, model: str, usage: TokenCounts, *, lo
     if local:
         return Price(cost_usd=0.0, source=LOCAL_SOURCE)
     _start_price_update_if_opted_in()
-    calculation = _calculate(price_provider, model, _prices_usage(usage))
+    calculation = _calculate(price_provider, model, usage)
     if isinstance(calculation, str):
         return Price(cost_usd=None, source=None, warning=calculation)
     return Price(cost_usd=float(calculation.total_price), source=_source(calculation), warning=_inconsistency(usage))
@@ -90,7 +92,7 @@ def worst_case_cost(
     costs = [
         float(calculation.total_price)
         for counts in (plain, all_written)
-        if not isinstance(calculation := _calculate(price_provider, model, _prices_usage(counts)), str)
+        if not isinstance(calculation := _calculate(price_provider, model, counts), str)
     ]
     return max(costs, default=None)
 
@@ -177,32 +179,78 @@ def _inconsistency(counts: TokenCounts) -> str | None:
     return f"usage inconsistent, priced with the totals raised to their parts: {'; '.join(problems)}"
 
 
-def _calculate(price_provider: str | None, model: str, usage: Usage) -> PriceCalculation | str:
-    """genai-prices' calculation, or the warning that explains why there is none."""
-    import genai_prices
+@dataclass(frozen=True, slots=True)
+class _Calculation:
+    total_price: Decimal
+    fetched: bool  # priced from fetched data (COLIBRI_PRICE_UPDATES), not the bundled table
 
+
+def _calculate(price_provider: str | None, model: str, counts: TokenCounts) -> _Calculation | str:
+    """genai-prices' total for ``counts``, or the warning that explains why there is none.
+
+    What genai-prices' ``calc_price`` does, in its steps: find the model (genai-prices caches that),
+    pick the prices in force now (dated and time-of-day prices stay exact: this runs on every call),
+    then price the usage with them, the one step worth caching (about 25 us a call, mostly usage
+    validation and decomposition): it is a pure function of those prices and the counts, so it is
+    cached on them (see :func:`_total`). New price data brings new price objects, hence new entries.
+    """
+    from genai_prices import data_snapshot
+
+    snapshot = data_snapshot.get_snapshot()
     references = [model]
     if "/" in model:
         references.append(model.rsplit("/", 1)[1])
     for reference in references:
         try:
-            return genai_prices.calc_price(usage, reference, provider_id=price_provider)
+            provider, info = snapshot.find_provider_model(reference, None, price_provider, None)
+            if _has_special_case(provider.id, info.id):
+                total = info.calc_price(_prices_usage(counts), provider).total_price
+            else:
+                total = _total(info.get_prices(datetime.now(tz=UTC)), counts)
         except LookupError:
             continue
         except ValueError as exc:
             # Only fetched price data can hold a price genai-prices cannot apply; the call stands.
             return f"price data for {_label(price_provider, model)} is unusable ({exc}); cost_usd is null"
+        fetched = (snapshot.timestamp if snapshot.from_auto_update else None) is not None
+        return _Calculation(total, fetched)
     return f"no price known for {_label(price_provider, model)}; cost_usd is null"
+
+
+def _has_special_case(provider_id: str, model_id: str) -> bool:
+    """Where genai-prices' ModelInfo.calc_price adjusts the usage before pricing it (Groq's Whisper
+    bills at least 10 s): priced its own way, uncached."""
+    return provider_id == "groq" and model_id.startswith("whisper")
+
+
+_TOTALS_LIMIT = 1024
+# (id of the prices, counts) -> (the prices, their total): the prices are kept with their total, so an
+# id reused by another object after the first is gone never matches (the ``is`` check below).
+_totals: dict[tuple[int, TokenCounts], tuple[ModelPrice, Decimal]] = {}
+
+
+def _total(prices: ModelPrice, counts: TokenCounts) -> Decimal:
+    """``prices.calc_price`` of the counts' usage, cached on the price object and the counts (genai-prices'
+    price objects are unhashable, so the key holds their id and the entry the object itself)."""
+    key = (id(prices), counts)
+    entry = _totals.get(key)
+    if entry is not None and entry[0] is prices:
+        return entry[1]
+    total = prices.calc_price(_prices_usage(counts))["total_price"]
+    if len(_totals) >= _TOTALS_LIMIT:
+        _totals.clear()  # a burst of distinct counts: start again rather than grow
+    _totals[key] = (prices, total)
+    return total
 
 
 def _label(price_provider: str | None, model: str) -> str:
     return f"{price_provider}/{model}" if price_provider else model
 
 
-def _source(calculation: PriceCalculation) -> str:
+def _source(calculation: _Calculation) -> str:
     import genai_prices
 
-    fetched = " (fetched prices)" if calculation.auto_update_timestamp is not None else ""
+    fetched = " (fetched prices)" if calculation.fetched else ""
     return f"genai-prices {genai_prices.__version__}{fetched}"
 
 

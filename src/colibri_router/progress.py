@@ -8,6 +8,7 @@ the upstream is silent (a thinking model can be quiet for minutes).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -49,6 +50,11 @@ class CallProgress:
         state = self.current_block or ("waiting for the first token" if self.first_token_at is None else None)
         return f"{self.provider}: {amount} tokens" + (f", {state}" if state else "")
 
+    @property
+    def notifies(self) -> bool:
+        """Whether anyone listens: without a listener a heartbeat has nothing to send."""
+        return self._notify is not None
+
     async def step(self, label: str) -> None:
         """An agent's step: the notification says what it is doing rather than a token count."""
         self.current_step = label
@@ -71,18 +77,40 @@ class CallProgress:
             await anyio.sleep(interval_s)
 
 
-async def with_heartbeat(progress: CallProgress, work: Callable[[], Awaitable[T]]) -> T:
-    """Run ``work`` while ``progress`` beats. Its exception comes out as itself: a task group would
-    wrap it in an ExceptionGroup, which callers branching on error codes must not see."""
-    failure: Exception | None = None
-    async with anyio.create_task_group() as beats:
-        beats.start_soon(progress.heartbeat)
-        try:
-            result = await work()
-        except Exception as exc:
-            failure = exc
-        finally:
-            beats.cancel_scope.cancel()
+async def with_heartbeat(
+    progress: CallProgress, work: Callable[[], Awaitable[T]], interval_s: float = HEARTBEAT_S
+) -> T:
+    """Run ``work`` while ``progress`` beats: a notification at once, then every ``interval_s``.
+    Its exception comes out as itself (never wrapped in an ExceptionGroup, which callers branching on
+    error codes must not see).
+
+    The beat's task starts only when the first interval has passed: most calls end sooner, and a
+    task group with a task to spawn and cancel on every call cost more than the rest of the call's
+    own bookkeeping. A timer stands in until then. Nobody listening: no beat at all."""
+    if not progress.notifies:
+        return await work()
+    await progress.send()
+    loop = asyncio.get_running_loop()
+    beats: asyncio.Task[None] | None = None
+
+    def start_beating() -> None:
+        nonlocal beats
+        beats = loop.create_task(progress.heartbeat(interval_s))
+
+    timer = loop.call_later(interval_s, start_beating)
+    try:
+        result = await work()
+    finally:
+        timer.cancel()
+        failure = await _stopped(beats) if beats is not None else None
     if failure is not None:
-        raise failure
+        raise failure  # the host's stream broke while beating: as when the beat shared a task group
     return result
+
+
+async def _stopped(beats: asyncio.Task[None]) -> BaseException | None:
+    """Cancel the beat and wait for it (a notification half sent is abandoned before the call answers);
+    what it failed with, if it failed on its own."""
+    beats.cancel()
+    await asyncio.wait([beats])
+    return None if beats.cancelled() else beats.exception()

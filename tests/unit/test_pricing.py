@@ -4,12 +4,14 @@ unless opted in, and a failed update keeps them), and importing the module does 
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import genai_prices
@@ -242,7 +244,9 @@ def test_price_data_that_cannot_be_applied_is_a_null_cost(monkeypatch: pytest.Mo
     def unusable(*_: object, **__: object) -> None:
         raise ValueError("Missing ancestor price for cache_read_tokens: input_tokens")
 
-    monkeypatch.setattr(genai_prices, "calc_price", unusable)
+    # Where genai-prices applies the prices to the usage (the step colibri-router caches: emptied here).
+    monkeypatch.setattr(genai_prices.types.ModelPrice, "calc_price", unusable)
+    monkeypatch.setattr(pricing, "_totals", {})
     price = price_call("openai", "gpt-5.4-mini", TokenCounts(input_tokens=10))
     assert price.cost_usd is None
     assert price.warning == (
@@ -471,3 +475,59 @@ def test_importing_pricing_does_not_load_genai_prices() -> None:
     probe = "import sys, colibri_router.pricing; print('genai_prices' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+# --- the cached price equals genai-prices' own calc_price (issue 22: calc_price on every call) ----------
+
+PRICED_MODELS = [
+    ("moonshotai", "kimi-k2-0905-preview"),
+    ("openai", "gpt-5.4-mini"),
+    ("anthropic", "claude-sonnet-4-5"),
+    ("google", "gemini-2.5-pro"),  # tiered: its rates change above 200k input tokens
+    ("deepseek", "deepseek-chat"),
+    (None, "gpt-4o"),
+    ("openrouter", "moonshotai/kimi-k2"),
+    ("openai", "no-such-model"),
+]
+
+
+def _uncached(price_provider: str | None, model: str, counts: TokenCounts) -> float | None:
+    usage = pricing._prices_usage(counts)
+    for reference in (model, model.rsplit("/", 1)[-1]):
+        try:
+            return float(genai_prices.calc_price(usage, reference, provider_id=price_provider).total_price)
+        except LookupError:
+            continue
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(PRICED_MODELS),
+    st.fixed_dictionaries({part: st.sampled_from([0, 1, 7, 1000, 199_999, 200_001, 1_500_000]) for part in PARTS}),
+    st.integers(min_value=1, max_value=3),
+)
+def test_the_cached_price_is_genai_prices_own(
+    priced: tuple[str | None, str], parts: dict[str, int], repeats: int
+) -> None:
+    price_provider, model = priced
+    counts = counts_from_parts(parts)
+    expected = _uncached(price_provider, model, counts)
+    for _ in range(repeats):  # the first computes, the next come from the cache: all the same
+        assert price_call(price_provider, model, counts).cost_usd == expected
+
+
+def test_new_price_data_is_used_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    counts = TokenCounts(input_tokens=1000, output_tokens=100)
+    before = price_call("openai", "gpt-5.4-mini", counts).cost_usd
+    assert before is not None and before > 0
+    snapshot = data_snapshot.get_snapshot()
+    _, info = snapshot.find_provider_model("gpt-5.4-mini", None, "openai", None)
+    doubled = copy.copy(info.get_prices(datetime.now(tz=UTC)))
+    doubled.input_mtok = Decimal(doubled.input_mtok) * 2  # type: ignore[operator]
+    original = type(info).get_prices
+    monkeypatch.setattr(type(info), "get_prices", lambda self, *a: doubled if self is info else original(self, *a))
+
+    after = price_call("openai", "gpt-5.4-mini", counts).cost_usd
+
+    assert after == _uncached("openai", "gpt-5.4-mini", counts) != before

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from colibri_router.environment import values_of
 from colibri_router.errors import ConfigError
 from colibri_router.providers.spec import WIRE_NAMES, HostQuirks, ProviderSpec, WireName
 
@@ -68,11 +69,37 @@ def load_config(builtin_names: frozenset[str]) -> ConfigFile:
 
 def config_path() -> Path:
     """The config file's path as the environment says now (it may not exist)."""
-    configured = os.environ.get("COLIBRI_CONFIG")
+    read = values_of(_PATH_VARIABLES)
+    return _config_path(read.get("COLIBRI_CONFIG"), read.get("XDG_CONFIG_HOME"), _home_variables(read), _uid())
+
+
+@functools.lru_cache(maxsize=8)
+def _config_path(
+    configured: str | None, config_home: str | None, _home_variables: tuple[str | None, ...], _user_id: int | None
+) -> Path:
+    """The path for these variables, cached on every input it reads (the home variables and the user
+    id stand for ``Path.home()``, which reads the password entry when ``HOME`` is unset): every call
+    asks for it, twice, and building it afresh cost more than the file's stat."""
     if configured:
         return Path(configured).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    base = config_home or str(Path.home() / ".config")
     return Path(base) / "colibri-router" / "config.toml"
+
+
+# What Path.home() reads: HOME on POSIX, USERPROFILE (else HOMEDRIVE and HOMEPATH) on Windows.
+_HOME_VARIABLES = ("HOME", "USERPROFILE", "HOMEDRIVE", "HOMEPATH")
+
+
+_PATH_VARIABLES = frozenset({"COLIBRI_CONFIG", "XDG_CONFIG_HOME", *_HOME_VARIABLES})
+
+
+def _home_variables(read: dict[str, str]) -> tuple[str | None, ...]:
+    return tuple(read.get(name) for name in _HOME_VARIABLES)
+
+
+def _uid() -> int | None:
+    getuid = getattr(os, "getuid", None)  # POSIX only
+    return getuid() if getuid is not None else None
 
 
 @functools.lru_cache(maxsize=4)

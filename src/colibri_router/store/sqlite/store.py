@@ -1,5 +1,6 @@
 """The SQLite implementation of ``Store``: every method is one unit of work sent to the database's
-worker thread (see ``connection``), with the rules themselves in the backend-neutral modules."""
+worker thread (see ``connection``; the ledger's grouped rows run on the event loop when that cannot
+wait), with the rules themselves in the backend-neutral modules."""
 
 from __future__ import annotations
 
@@ -44,9 +45,9 @@ class SqliteStore:
     ) -> None:
         contract.require_lifetimes(thread_ttl_days, lease_s, reservation_ttl_s)
         self._database = SqliteDatabase(path, busy_timeout_s=busy_timeout_s)
-        # Rows of concurrent calls share a commit and a hand-off to the worker thread (see grouping).
+        # Rows of concurrent calls share a commit (see grouping), on the event loop when it cannot wait.
         self._ledger_rows: GroupedWrites[tuple[str | None, LedgerRow]] = GroupedWrites(
-            lambda group: self._database.run(lambda c: ledger.write_group(c, group))
+            lambda group: self._database.write(lambda c: ledger.write_group(c, group))
         )
         self._thread_ttl_ms = round(thread_ttl_days * _MS_PER_DAY)
         self._lease_s = lease_s
