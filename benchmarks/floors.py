@@ -13,24 +13,21 @@ machine's cores with the servers, so calls/s are comparable only within one run.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
-import httpx
 import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from benchmarks.measure import Report, Row, median, ms
-from benchmarks.upstream import PROMPT, SERVER_COMMAND, lean_upstream, router_parameters
+from benchmarks.upstream import PROMPT, SERVER_COMMAND, free_port, lean_upstream, router_parameters, spawned_http
 
 CLIENTS = 8
 WINDOW_S = 5.0
@@ -57,40 +54,10 @@ class _Server:
         return self.cpu_s / self.calls if self.calls else 0.0
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _cpu_s(pid: int) -> float:
     """The process's user and system CPU seconds so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
-
-
-@contextmanager
-def _spawned(command: list[str], env: dict[str, str], log: Path, port: int) -> Iterator[tuple[str, int]]:
-    with log.open("a") as stderr:
-        process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{command[:3]} did not start:\n{log.read_text(errors='replace')[-2000:]}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", process.pid
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @asynccontextmanager
@@ -136,7 +103,7 @@ async def run(sequential: int = 100, windows: int = 2) -> Report:
             env = {**(router_parameters(upstream.kimi_base_url, upstream.url).env or {}), "PATH": os.environ["PATH"]}
             sqlite_env = {**env, "COLIBRI_STATE_DIR": str(directory / "sqlite")}
             off_env = {**env, "COLIBRI_STATE_DIR": str(directory / "off"), "COLIBRI_STORE": "off"}
-            ports = [_free_port() for _ in range(4)]
+            ports = [free_port() for _ in range(4)]
             commands = [
                 (
                     "bare SDK server, trivial tool",
@@ -162,7 +129,8 @@ async def run(sequential: int = 100, windows: int = 2) -> Report:
             with ExitStack() as processes:
                 servers = [
                     _Server(
-                        name, *processes.enter_context(_spawned(command, server_env, directory / f"{i}.log", ports[i]))
+                        name,
+                        *processes.enter_context(spawned_http(command, server_env, directory / f"{i}.log", ports[i])),
                     )
                     for i, (name, command, server_env) in enumerate(commands)
                 ]
@@ -207,7 +175,7 @@ def _report(servers: list[_Server], sequential: int, windows: int) -> Report:
             target = "— (information)"
         rows.append(Row(f"9 {server.name}", measured, target, met))
     notes = [
-        f"7: {sequential} sequential calls per server (interleaved), {windows} windows of {WINDOW_S:g} s per server "
+        f"9: {sequential} sequential calls per server (interleaved), {windows} windows of {WINDOW_S:g} s per server "
         f"with {CLIENTS} official MCP clients; lean upstream, latency 0, SSE."
     ]
     return Report(rows, notes)

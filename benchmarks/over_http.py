@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -33,7 +30,16 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from benchmarks.measure import Plan, Report, Row, interleave, median, ms, paired_differences, percentile
-from benchmarks.upstream import ANSWER, PROMPT, SERVER_COMMAND, lean_upstream, mcp_session, router_parameters
+from benchmarks.upstream import (
+    ANSWER,
+    PROMPT,
+    SERVER_COMMAND,
+    free_port,
+    lean_upstream,
+    mcp_session,
+    router_parameters,
+    spawned_http,
+)
 
 BURST = 400
 CONCURRENCY = 32
@@ -47,37 +53,13 @@ _CALL = {
 _HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def _http_server(env: dict[str, str], log: Path, workers: int) -> Iterator[str]:
     """``serve --http`` on a free loopback port; yields the MCP URL once /healthz answers."""
-    port = _free_port()
+    port = free_port()
     command = [SERVER_COMMAND, "serve", "--http", "--port", str(port), "--workers", str(workers)]
-    with log.open("a") as stderr:
-        process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"serve --http did not start:\n{log.read_text(errors='replace')[-2000:]}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with spawned_http(command, env, log, port) as (url, _pid):
+        yield url
 
 
 @asynccontextmanager

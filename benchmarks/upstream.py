@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -149,3 +151,35 @@ async def mcp_session(params: StdioServerParameters, errlog: TextIO) -> AsyncIte
     async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def spawned_http(command: list[str], env: dict[str, str], log: Path, port: int) -> Iterator[tuple[str, int]]:
+    """An HTTP MCP server's process on ``port``: its MCP URL and pid once ``/healthz`` answers; stopped
+    (terminated, then killed) on exit."""
+    with log.open("a") as stderr:
+        process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{command[:3]} did not start:\n{log.read_text(errors='replace')[-2000:]}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

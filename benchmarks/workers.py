@@ -21,7 +21,7 @@ import anyio
 
 from benchmarks import floors
 from benchmarks.measure import Report, Row, median, ms
-from benchmarks.upstream import SERVER_COMMAND, lean_upstream, router_parameters
+from benchmarks.upstream import SERVER_COMMAND, free_port, lean_upstream, router_parameters, spawned_http
 
 WINDOWS = 6
 
@@ -59,7 +59,7 @@ async def run(windows: int = WINDOWS) -> Report:
         directory = Path(tmp)
         async with lean_upstream(0.0) as upstream:
             env = {**(router_parameters(upstream.kimi_base_url, upstream.url).env or {}), "PATH": os.environ["PATH"]}
-            ports = [floors._free_port() for _ in range(2)]
+            ports = [free_port() for _ in range(2)]
             with ExitStack() as processes:
                 servers = []
                 for index, workers in enumerate((1, 2)):
@@ -67,7 +67,7 @@ async def run(windows: int = WINDOWS) -> Report:
                     command += ["--workers", str(workers)]
                     server_env = {**env, "COLIBRI_STATE_DIR": str(directory / str(workers))}
                     url, pid = processes.enter_context(
-                        floors._spawned(command, server_env, directory / f"{workers}.log", ports[index])
+                        spawned_http(command, server_env, directory / f"{workers}.log", ports[index])
                     )
                     servers.append((workers, url, pid))
                 return await _measure(servers, windows)
