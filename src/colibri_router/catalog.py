@@ -57,7 +57,7 @@ def known_models(spec: ProviderSpec, registry: Registry, aliases: Mapping[str, s
 async def subscription_available(spec: ProviderSpec) -> bool:
     """A command-line agent: its command answers ``--version`` (asked once per process). The host's
     model: the client of this session declared ``sampling``."""
-    if spec.wire == "sampling":
+    if spec.agent is None:
         return current_session().sampler is not None
     from colibri_router.agents.command import runs
 

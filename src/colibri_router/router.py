@@ -216,17 +216,18 @@ async def _over_api(call: _Call, choice: Choice) -> _Answer:
 
 
 async def _subscription(call: _Call, choice: Choice) -> _Answer:
-    """A command-line agent or the host's model: no key, no codec; the cost is the agent's own
-    figure (or unknown), never a price-list estimate. An agent reads the call's files itself: it is
-    handed their paths in the workspace, not their text."""
+    """A command-line agent (an entry with ``agent``) or the host's model: no key, no codec; the cost is
+    the agent's own figure (or unknown), never a price-list estimate. An agent reads the call's files
+    itself: it is handed their paths in the workspace, not their text."""
     provider = choice.provider
-    if provider.wire == "agent-cli" and current_session().over_http and not call.settings.http_agent_cli:
+    agent = provider.agent is not None
+    if agent and current_session().over_http and not call.settings.http_agent_cli:
         raise InvalidRequestError(
             f"{provider.name} is refused over HTTP: it would run on the server's own login for every caller "
             "(the server may allow it with COLIBRI_HTTP_AGENT_CLI=1)"
         )
     request, warnings = build_request(call.args, choice.model, tools_allowed=False)
-    if provider.wire == "agent-cli":
+    if agent:
         request = paths_for_agent(request, call.args.reading)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
@@ -235,7 +236,7 @@ async def _subscription(call: _Call, choice: Choice) -> _Answer:
 
     async def complete() -> AssistantTurn:
         nonlocal cost
-        if provider.wire == "sampling":
+        if not agent:
             return await ask_host(provider, request, deadline=call.deadline, progress=progress)
         answer = await run_agent(provider, request, settings=call.settings, deadline=call.deadline, progress=progress)
         cost = answer.cost_usd
@@ -243,8 +244,7 @@ async def _subscription(call: _Call, choice: Choice) -> _Answer:
 
     turn = await (complete() if call.notify is None else with_heartbeat(progress, complete))
     latency_ms = round((time.monotonic() - progress.started_at) * 1000)
-    source = "host" if provider.wire == "sampling" else "subscription"
-    return _Answer(request, turn, latency_ms, progress.ttft_ms, cost, source, warnings)
+    return _Answer(request, turn, latency_ms, progress.ttft_ms, cost, "subscription" if agent else "host", warnings)
 
 
 def _optional(*warnings: str | None) -> list[str]:

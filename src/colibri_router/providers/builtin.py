@@ -7,7 +7,7 @@ built-in name patterns (``claims``) are tried when a call names a model but no p
 from __future__ import annotations
 
 from colibri_router.providers import phrases
-from colibri_router.providers.agent_cli import CLAUDE_CODE, CLI_DEFAULT_MODEL, CODEX, GEMINI_CLI
+from colibri_router.providers.agent_cli import CLAUDE_CODE, CLI_DEFAULT_MODEL, CODEX, GEMINI_CLI, AgentCli
 from colibri_router.providers.model_names import KIMI_SEGMENT
 from colibri_router.providers.spec import HostQuirks, ProviderSpec
 
@@ -21,6 +21,21 @@ MISTRAL_NAMES = (r"mistral-.*", r"magistral-.*", r"codestral-.*", r"devstral-.*"
 # Moonshot, SiliconFlow and DeepSeek replay reasoning in `reasoning_content` (the default); OpenRouter,
 # Together, Groq and vLLM in `reasoning` (PROVIDER-FACTS.md §7).
 _REASONING_FIELD = HostQuirks(reasoning_field="reasoning")
+
+
+def _agent_cli(name: str, agent: AgentCli) -> ProviderSpec:
+    """A command-line agent: no URL and no key of ours (it runs on its own login), its own tools."""
+    return ProviderSpec(
+        name=name,
+        wire="agent-cli",
+        base_url="",
+        base_url_env="",
+        key_required=False,
+        default_model=CLI_DEFAULT_MODEL,
+        tools=False,
+        agent=agent,
+    )
+
 
 BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ProviderSpec(
@@ -208,36 +223,9 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
         local=True,
     ),
     # Subscriptions: reached through the user's own login, not an API key of ours.
-    ProviderSpec(
-        name="claude-code",
-        wire="agent-cli",
-        base_url="",
-        base_url_env="",
-        key_required=False,
-        default_model=CLI_DEFAULT_MODEL,
-        tools=False,
-        agent=CLAUDE_CODE,
-    ),
-    ProviderSpec(
-        name="codex",
-        wire="agent-cli",
-        base_url="",
-        base_url_env="",
-        key_required=False,
-        default_model=CLI_DEFAULT_MODEL,
-        tools=False,
-        agent=CODEX,
-    ),
-    ProviderSpec(
-        name="gemini-cli",
-        wire="agent-cli",
-        base_url="",
-        base_url_env="",
-        key_required=False,
-        default_model=CLI_DEFAULT_MODEL,
-        tools=False,
-        agent=GEMINI_CLI,
-    ),
+    _agent_cli("claude-code", CLAUDE_CODE),
+    _agent_cli("codex", CODEX),
+    _agent_cli("gemini-cli", GEMINI_CLI),
     ProviderSpec(
         name="host",
         wire="sampling",
