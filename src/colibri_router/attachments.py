@@ -20,15 +20,18 @@ from colibri_router.errors import InvalidRequestError
 from colibri_router.pricing import context_window
 from colibri_router.providers import Choice
 from colibri_router.schema import FileReadOut, InputMessage, RouterCallInput
+from colibri_router.session import current_session
 from colibri_router.settings import Settings
 
 LARGEST_NAMED = 3  # files named in a context-limit refusal
 
 
-async def with_files(args: RouterCallInput, settings: Settings, *, over_http: bool = False) -> RouterCallInput:
-    """``args`` with its ``files`` read into the last user turn; ``args`` itself when it has none."""
+async def with_files(args: RouterCallInput, settings: Settings) -> RouterCallInput:
+    """``args`` with its ``files`` read into the last user turn; ``args`` itself when it has none. A
+    call that came over HTTP (the session says so) reads only COLIBRI_HTTP_FILES_ROOT."""
     if not args.files:
         return args
+    over_http = current_session().over_http
     reading = await anyio.to_thread.run_sync(lambda: gather(list(args.files or ()), settings, over_http=over_http))
     turns = args.new_turns()
     last_user = next((i for i in range(len(turns) - 1, -1, -1) if turns[i]["role"] == "user"), None)

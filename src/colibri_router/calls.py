@@ -55,13 +55,11 @@ async def serve(
     principal: str | None = None,
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
-    over_http: bool = False,
 ) -> RouterCallResult:
-    """``over_http``: the call came over HTTP, so ``files`` may read only COLIBRI_HTTP_FILES_ROOT."""
     principal = principal or local_principal()
     watch = observability.routed_call(principal, args)
     try:
-        result = await _serve(args, principal, client, notify, over_http)
+        result = await _serve(args, principal, client, notify)
     except ColibriError as error:
         watch.finished(None, error)
         raise
@@ -80,7 +78,6 @@ async def _serve(
     principal: str,
     client: httpx.AsyncClient | None,
     notify: Notify | None,
-    over_http: bool,
 ) -> RouterCallResult:
     settings = load_settings()
     store = shared_store(settings)
@@ -97,7 +94,7 @@ async def _serve(
     call = Accounting(args, settings, store, principal, limits)
     try:
         # The files are read before the thread is: the thread stores the turn as it was sent.
-        call.args = await with_files(args, settings, over_http=over_http)
+        call.args = await with_files(args, settings)
         result = await _with_thread(call, client, notify)
     except BaseException as error:
         with anyio.CancelScope(shield=True):

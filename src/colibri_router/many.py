@@ -81,14 +81,12 @@ async def ask_many(
     principal: str | None = None,
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
-    over_http: bool = False,
 ) -> RouterAskManyResult:
-    """``over_http``: ``files`` are confined to COLIBRI_HTTP_FILES_ROOT, as for router_call."""
     started = time.monotonic()
     settings = load_settings()
     # The files are read once, before anything is priced or sent: every model gets the same turn, and
     # their worst cases count it. The judge sees the question as asked, without the files' text.
-    expanded = await with_files(args, settings, over_http=over_http)
+    expanded = await with_files(args, settings)
     store = shared_store(settings)
     limits = BudgetLimits.from_usd(
         daily=settings.budget_daily_usd,

@@ -83,13 +83,12 @@ async def route(
     notify: Notify | None = None,
     admit: Admit | None = None,
     settings: Settings | None = None,
-    over_http: bool = False,
 ) -> RouterCallResult:
     """One router_call: the requested model, then each fallback in turn while failures allow it, all
     within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried).
-    ``files`` not yet read are read here (``over_http``: confined to COLIBRI_HTTP_FILES_ROOT)."""
+    ``files`` not yet read are read here."""
     settings = settings or load_settings()  # the caller's reading of this call's settings, if it made one
-    args = await with_files(args, settings, over_http=over_http)
+    args = await with_files(args, settings)
     registry = load_registry()
     call = _Call(args, settings, registry, Deadline.after(args.timeout_s or settings.timeout_s), client, notify, admit)
     fallback = registry.fallback if args.fallback is None else args.fallback  # []: no fallback, not the config's

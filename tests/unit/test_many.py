@@ -24,6 +24,7 @@ from colibri_router.pricing import worst_case_cost
 from colibri_router.providers import BUILTIN
 from colibri_router.schema import RouterCallInput
 from colibri_router.schema_many import RouterAskManyInput
+from colibri_router.session import McpSession, in_session
 from colibri_router.settings import load_settings
 
 ROUTES = {"claude": "anthropic", "openai": "openai", "gemini": "gemini", "kimi": "kimi"}
@@ -338,8 +339,9 @@ async def test_files_are_read_once_and_sent_to_every_model(
 
 async def test_files_over_http_are_refused_without_a_files_root(fake: FakeUpstream, tmp_path: Any) -> None:
     (tmp_path / "migrate.sql").write_text("ALTER TABLE users DROP COLUMN email;\n")
-    with pytest.raises(ColibriError) as caught:
-        await ask_many(ask(files=[str(tmp_path / "migrate.sql")]), over_http=True)
+    over_http = McpSession(over_http=True)  # as the HTTP shell sets it
+    with pytest.raises(ColibriError) as caught, in_session(over_http):
+        await ask_many(ask(files=[str(tmp_path / "migrate.sql")]))
     assert caught.value.kind == "INVALID_REQUEST"
     assert "COLIBRI_HTTP_FILES_ROOT" in caught.value.message
     assert chat_requests(fake) == []

@@ -161,7 +161,6 @@ async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> Cal
             arguments,
             principal=who.name,
             notify=lambda progress, message: notify(progress, message, None),
-            over_http=_over_http(ctx),
         ),
     )
 
@@ -172,7 +171,7 @@ async def router_ask_many(arguments: RouterAskManyInput, ctx: Context[Any, Any])
     return await _answer(
         "router_ask_many",
         ctx,
-        lambda who: ask_many(arguments, principal=who.name, notify=_notifier(ctx), over_http=_over_http(ctx)),
+        lambda who: ask_many(arguments, principal=who.name, notify=_notifier(ctx)),
     )
 
 
