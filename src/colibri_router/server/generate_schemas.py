@@ -31,7 +31,7 @@ def generate() -> dict[str, dict[str, Any]]:
     return {
         tool: {
             "input": without_null_options(without_titles(model.model_json_schema(by_alias=True))),
-            "output": without_titles(OUTPUTS[tool].model_json_schema()) if tool in OUTPUTS else None,
+            "output": for_validation(without_titles(OUTPUTS[tool].model_json_schema())) if tool in OUTPUTS else None,
         }
         for tool, model in ARGUMENTS.items()
     }
@@ -70,6 +70,42 @@ def without_null_options(schema: Any) -> Any:
         kept = [option for option in options if option != {"type": "null"}]
         del out["anyOf"]
         out = {**kept[0], **out} if len(kept) == 1 else {"anyOf": kept, **out}
+    return out
+
+
+# Keywords after which ``[T, "null"]`` would no longer accept null (an enum without it, a constant).
+_NOT_MERGEABLE = frozenset({"enum", "const", "anyOf", "oneOf", "allOf", "not", "$ref"})
+
+
+def for_validation(schema: dict[str, Any]) -> dict[str, Any]:
+    """An output schema with the same meaning in the form a client checks fastest: each ``$ref``
+    replaced by the definition it names, and ``anyOf: [{"type": T, ...}, {"type": "null"}]`` written
+    as ``"type": [T, "null"]``. The official client checks every result against the output schema
+    in Python: resolving references and trying each branch of an ``anyOf`` was half of it (a
+    router_call result: 160 µs, 85 µs in this form), and the form is shorter in tools/list."""
+    definitions = schema.get("$defs", {})
+    return _inlined({key: value for key, value in schema.items() if key != "$defs"}, definitions, ())
+
+
+def _inlined(schema: Any, definitions: dict[str, Any], expanding: tuple[str, ...]) -> Any:
+    if isinstance(schema, list):
+        return [_inlined(item, definitions, expanding) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    reference = schema.get("$ref")
+    if isinstance(reference, str) and reference.startswith("#/$defs/"):
+        name = reference.removeprefix("#/$defs/")
+        if name in expanding:
+            raise ValueError(f"{name} refers to itself: a recursive result cannot be inlined")
+        rest = {key: value for key, value in schema.items() if key != "$ref"}
+        return {**_inlined(definitions[name], definitions, (*expanding, name)), **rest}
+    out = {key: _inlined(value, definitions, expanding) for key, value in schema.items()}
+    options = out.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        other = options[0] if options[1] == {"type": "null"} else options[1]
+        if isinstance(other.get("type"), str) and not _NOT_MERGEABLE & other.keys():
+            del out["anyOf"]
+            out = {**other, **out, "type": [other["type"], "null"]}
     return out
 
 
