@@ -50,6 +50,7 @@ from colibri_router.observability.metrics import Metrics
 from colibri_router.server.identity import caller_name
 from colibri_router.server.operations import add_operator_routes, shared_metrics_directory
 from colibri_router.server.tools import IN_FLIGHT, build_server
+from colibri_router.server.warm import prepare_to_serve
 from colibri_router.settings import Settings, comma_list, load_settings
 from colibri_router.store import CancelBroadcast, check_database, shared_store
 from colibri_router.tokens import TokensFile
@@ -295,7 +296,9 @@ def app_from_environment() -> Starlette:
     options = HttpOptions(**json.loads(os.environ[OPTIONS_VARIABLE]))
     settings = load_settings()
     configure_logging(settings.log_level)
-    return build_app(options, plan(options, settings))
+    app = build_app(options, plan(options, settings))
+    prepare_to_serve(settings)
+    return app
 
 
 def serve_http(options: HttpOptions, decided: HttpPlan) -> None:
@@ -312,7 +315,9 @@ def serve_http(options: HttpOptions, decided: HttpPlan) -> None:
         "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
     }
     if options.workers == 1:
-        uvicorn.run(build_app(options, decided), **common)
+        app = build_app(options, decided)
+        prepare_to_serve(load_settings())
+        uvicorn.run(app, **common)
         return
     os.environ[OPTIONS_VARIABLE] = json.dumps(asdict(options))
     with shared_metrics_directory():

@@ -92,6 +92,7 @@ __all__ = [
     "database_location",
     "default_state_dir",
     "format_usd",
+    "import_store_module",
     "micro_to_usd",
     "open_store",
     "parse_database_url",
@@ -253,6 +254,17 @@ def _require_driver(location: Path | str) -> None:
             "COLIBRI_DATABASE_URL names a PostgreSQL database, which needs asyncpg: "
             "pip install 'colibri-router[postgres]'"
         )
+
+
+def import_store_module(settings: Settings) -> None:
+    """Import the configured store's module (and its driver) without opening anything: for a server
+    that loads at start what its first call would load."""
+    if settings.store == "off":
+        return
+    if isinstance(database_location(settings), Path):
+        importlib.import_module("colibri_router.store.sqlite")
+    else:
+        importlib.import_module("colibri_router.store.postgres")
 
 
 def _open(location: Path | str, thread_ttl_days: float, clock: Clock) -> Store:
