@@ -76,13 +76,14 @@ def provision(venv: Path = VENV) -> Path:
     ]
     print(f"installing LiteLLM {VERSION} into {venv} (first run only)…", file=sys.stderr, flush=True)
     for step in steps:
+        name = "uv venv" if step[1] == "venv" else "uv pip install"
         try:
             done_step = subprocess.run(step, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise Unavailable(f"{' '.join(step[:3])}: {exc}") from exc
+            raise Unavailable(f"{name}: {exc}") from exc
         if done_step.returncode != 0:
             last = (done_step.stderr.strip().splitlines() or ["no output"])[-1]
-            raise Unavailable(f"{' '.join(step[:3])} failed: {last}")
+            raise Unavailable(f"{name} failed: {last.strip()}")
     if not command.is_file():
         raise Unavailable(f"the install left no {command}")
     done.write_text(f"litellm[proxy]=={VERSION}\n")

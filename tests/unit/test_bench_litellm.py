@@ -126,3 +126,14 @@ def test_report_sets_colibri_beside_litellm_or_says_why_it_is_missing() -> None:
     assert "LiteLLM" not in skipped[2].measured
     left_out = floors._report(servers[:4], 1, 1, False, None)
     assert len(left_out.rows) == 4 and "--no-litellm" in left_out.notes[0]
+
+
+def test_a_failed_install_is_a_skip_with_uvs_last_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    uv = tmp_path / "uv"
+    # Like uv offline: the environment is created, the install cannot resolve.
+    uv.write_text('#!/bin/sh\n[ "$1" = venv ] && exit 0\necho "  hint: no network" >&2\nexit 2\n')
+    uv.chmod(0o755)
+    monkeypatch.setattr(litellm_proxy.shutil, "which", lambda _name: str(uv))
+    with pytest.raises(litellm_proxy.Unavailable, match=r"^uv pip install failed: hint: no network$"):
+        litellm_proxy.provision(tmp_path / "venv")
+    assert not (tmp_path / "venv" / ".installed").exists()
