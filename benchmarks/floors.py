@@ -1,22 +1,26 @@
-"""Benchmark 7: ``serve --http`` beside the bare SDK floors, measured from outside, in one run.
+"""Benchmark 9: ``serve --http`` beside the bare SDK floors and LiteLLM's proxy, measured from outside, in one run.
 
-Four servers run at once against the same lean upstream (latency 0, SSE): a bare SDK stateless
+Five servers run at once against the same lean upstream (latency 0, SSE): a bare SDK stateless
 Streamable HTTP server with a trivial tool; the same with a tool that makes the same upstream call and
 nothing else (the relay floor, ``floor_servers.py``); ``colibri-router serve --http`` with its SQLite
-ledger; and the same with ``COLIBRI_STORE=off``. For each: the sequential p50 of one official MCP
-client's calls (rounds interleaved across servers), and the calls per second of ``CLIENTS`` official
-clients (one session each) over windows of ``WINDOW_S`` seconds (servers in rotated order), with the
-server process's CPU time per call over those windows (``/proc/<pid>/stat``). The clients share the
-machine's cores with the servers, so calls/s are comparable only within one run.
+ledger; the same with ``COLIBRI_STORE=off``; and LiteLLM's proxy in front of the same upstream, called
+over plain HTTP (``litellm_proxy.py``: its own environment, skipped with a reason when it cannot be
+installed; ``--no-litellm`` leaves it out). For each: the sequential p50 of one client's calls (rounds
+interleaved across servers), and the calls per second of ``CLIENTS`` clients (an official MCP client
+with one session each, or for LiteLLM an httpx client with one keep-alive connection each) over windows
+of ``WINDOW_S`` seconds (servers in rotated order), with the CPU time per call of the server's process
+tree over those windows (``/proc/<pid>/stat``). The clients share the machine's cores with the servers,
+so calls/s are comparable only within one run.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,13 +30,15 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from benchmarks import litellm_proxy
+from benchmarks.cpu import tree, tree_cpu_s
 from benchmarks.measure import Report, Row, median, ms
 from benchmarks.upstream import PROMPT, SERVER_COMMAND, free_port, lean_upstream, router_parameters, spawned_http
 
 CLIENTS = 8
 WINDOW_S = 5.0
 FLOOR_SERVERS = Path(__file__).with_name("floor_servers.py")
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+Caller = Callable[[], Awaitable[None]]  # one call by one client; raises unless it was answered
 
 
 @dataclass
@@ -40,6 +46,7 @@ class _Server:
     name: str
     url: str
     pid: int
+    mcp: bool = True  # else LiteLLM's proxy, called over plain HTTP
     sequential_s: list[float] = field(default_factory=list)
     calls: int = 0
     seconds: float = 0.0
@@ -52,12 +59,6 @@ class _Server:
     @property
     def cpu_per_call_s(self) -> float:
         return self.cpu_s / self.calls if self.calls else 0.0
-
-
-def _cpu_s(pid: int) -> float:
-    """The process's user and system CPU seconds so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
 
 
 @asynccontextmanager
@@ -77,33 +78,48 @@ async def _call(session: ClientSession) -> None:
         raise RuntimeError(f"router_call failed: {result}")
 
 
-async def _window(server: _Server, sessions: list[ClientSession]) -> None:
+async def _caller(server: _Server, stack: AsyncExitStack) -> Caller:
+    """A client of ``server``, open until ``stack`` closes."""
+    if server.mcp:
+        return functools.partial(_call, await stack.enter_async_context(_session(server.url)))
+    return functools.partial(litellm_proxy.chat, await stack.enter_async_context(litellm_proxy.client()), server.url)
+
+
+async def _window(server: _Server, callers: list[Caller]) -> None:
     calls = 0
-    cpu_before, started = _cpu_s(server.pid), time.perf_counter()
+    pids = tree(server.pid)
+    cpu_before, started = tree_cpu_s(pids), time.perf_counter()
     ends = started + WINDOW_S
 
-    async def client(session: ClientSession) -> None:
+    async def client(call: Caller) -> None:
         nonlocal calls
         while time.perf_counter() < ends:
-            await _call(session)
+            await call()
             calls += 1
 
     async with anyio.create_task_group() as group:
-        for session in sessions:
-            group.start_soon(client, session)
+        for call in callers:
+            group.start_soon(client, call)
     server.seconds += time.perf_counter() - started
-    server.cpu_s += _cpu_s(server.pid) - cpu_before
+    server.cpu_s += tree_cpu_s(sorted({*pids, *tree(server.pid)})) - cpu_before
     server.calls += calls
 
 
-async def run(sequential: int = 100, windows: int = 2) -> Report:
+async def run(sequential: int = 100, windows: int = 2, litellm: bool = True) -> Report:
+    """``litellm=False`` leaves LiteLLM's row out; when it cannot be installed or started, its row says why."""
+    litellm_command, skipped = None, None
+    if litellm:
+        try:
+            litellm_command = await anyio.to_thread.run_sync(litellm_proxy.provision)
+        except litellm_proxy.Unavailable as exc:
+            skipped = str(exc)
     with tempfile.TemporaryDirectory(prefix="colibri-bench-floors-") as tmp:
         directory = Path(tmp)
         async with lean_upstream(0.0) as upstream:
             env = {**(router_parameters(upstream.kimi_base_url, upstream.url).env or {}), "PATH": os.environ["PATH"]}
             sqlite_env = {**env, "COLIBRI_STATE_DIR": str(directory / "sqlite")}
             off_env = {**env, "COLIBRI_STATE_DIR": str(directory / "off"), "COLIBRI_STORE": "off"}
-            ports = [free_port() for _ in range(4)]
+            ports = [free_port() for _ in range(5)]
             commands = [
                 (
                     "bare SDK server, trivial tool",
@@ -134,32 +150,44 @@ async def run(sequential: int = 100, windows: int = 2) -> Report:
                     )
                     for i, (name, command, server_env) in enumerate(commands)
                 ]
+                if litellm_command is not None:
+                    proxy = litellm_proxy.spawned_proxy(litellm_command, upstream.kimi_base_url, directory, ports[4])
+                    try:
+                        url, pid = processes.enter_context(proxy)
+                    except RuntimeError as exc:  # it exited, or was not ready within a minute
+                        print(exc, file=sys.stderr)
+                        skipped = "the proxy did not start (its log is on stderr)"
+                    else:
+                        servers.append(_Server(litellm_proxy.NAME, url, pid, mcp=False))
                 await _measure(servers, sequential, windows)
-    return _report(servers, sequential, windows)
+    return _report(servers, sequential, windows, litellm, skipped)
 
 
 async def _measure(servers: list[_Server], sequential: int, windows: int) -> None:
+    turns = len(servers)
     async with AsyncExitStack() as stack:
-        sessions = {id(s): [await stack.enter_async_context(_session(s.url)) for _ in range(CLIENTS)] for s in servers}
+        callers = {id(s): [await _caller(s, stack) for _ in range(CLIENTS)] for s in servers}
         for server in servers:  # warm-up: imports, connections, the ledger's file
             for _ in range(20):
-                await _call(sessions[id(server)][0])
+                await callers[id(server)][0]()
         for round_number in range(sequential):
-            for server in servers[round_number % 4 :] + servers[: round_number % 4]:
+            for server in servers[round_number % turns :] + servers[: round_number % turns]:
                 started = time.perf_counter()
-                await _call(sessions[id(server)][0])
+                await callers[id(server)][0]()
                 server.sequential_s.append(time.perf_counter() - started)
         for window in range(windows):
-            for server in servers[window % 4 :] + servers[: window % 4]:
-                await _window(server, sessions[id(server)])
+            for server in servers[window % turns :] + servers[: window % turns]:
+                await _window(server, callers[id(server)])
 
 
-def _report(servers: list[_Server], sequential: int, windows: int) -> Report:
+def _report(servers: list[_Server], sequential: int, windows: int, litellm: bool, skipped: str | None) -> Report:
     relay = servers[1]
+    proxy = next((s for s in servers if not s.mcp), None)
     rows = []
     for server in servers:
+        p50 = median(server.sequential_s)
         measured = (
-            f"p50 {ms(median(server.sequential_s))} sequential; {server.per_second:.0f} calls/s at {CLIENTS} clients "
+            f"p50 {ms(p50)} sequential; {server.per_second:.0f} calls/s at {CLIENTS} clients "
             f"({server.per_second / relay.per_second:.2f}x the relay floor); "
             f"server CPU {ms(server.cpu_per_call_s)} per call"
         )
@@ -169,23 +197,39 @@ def _report(servers: list[_Server], sequential: int, windows: int) -> Report:
             met = (
                 server.per_second >= 0.9 * relay.per_second
                 and server.cpu_per_call_s <= relay.cpu_per_call_s + 0.0004
-                and median(server.sequential_s) <= median(relay.sequential_s) + 0.0008
+                and p50 <= median(relay.sequential_s) + 0.0008
             )
-        elif "STORE=off" in server.name:
+            if proxy is not None:
+                measured += (
+                    f"; {server.per_second / proxy.per_second:.2f}x LiteLLM's calls/s, "
+                    f"{p50 / median(proxy.sequential_s):.2f}x its p50"
+                )
+        elif "STORE=off" in server.name or not server.mcp:
             target = "— (information)"
         rows.append(Row(f"9 {server.name}", measured, target, met))
+    if skipped is not None:
+        rows.append(Row(f"9 {litellm_proxy.NAME}", f"skipped: {skipped}", "— (information)", None))
     notes = [
         f"9: {sequential} sequential calls per server (interleaved), {windows} windows of {WINDOW_S:g} s per server "
-        f"with {CLIENTS} official MCP clients; lean upstream, latency 0, SSE."
+        f"with {CLIENTS} clients (official MCP clients; for LiteLLM, httpx clients streaming /v1/chat/completions); "
+        f"lean upstream, latency 0, SSE; CPU of each server's process tree."
+        + ("" if litellm else " LiteLLM left out (--no-litellm).")
     ]
     return Report(rows, notes)
 
 
 if __name__ == "__main__":
+    import argparse
+
     from benchmarks.measure import table
 
-    quick = "--quick" in sys.argv
-    report = anyio.run(lambda: run(sequential=20 if quick else 100, windows=1 if quick else 2))
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.floors", description=__doc__.partition("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="20 sequential rounds and 1 window: a smoke test")
+    parser.add_argument("--no-litellm", action="store_true", help="leave out LiteLLM's proxy (no install, no row)")
+    args = parser.parse_args()
+    report = anyio.run(
+        lambda: run(sequential=20 if args.quick else 100, windows=1 if args.quick else 2, litellm=not args.no_litellm)
+    )
     print(table(report.rows))
     for note in report.notes:
         print(note)

@@ -160,9 +160,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def spawned_http(command: list[str], env: dict[str, str], log: Path, port: int) -> Iterator[tuple[str, int]]:
-    """An HTTP MCP server's process on ``port``: its MCP URL and pid once ``/healthz`` answers; stopped
-    (terminated, then killed) on exit."""
+def spawned_http(
+    command: list[str], env: dict[str, str], log: Path, port: int, *, health: str = "/healthz", path: str = "/mcp"
+) -> Iterator[tuple[str, int]]:
+    """An HTTP server's process on ``port``: the URL of ``path`` (an MCP server's endpoint) and its pid once
+    ``health`` answers 200; stopped (terminated, then killed) on exit."""
     with log.open("a") as stderr:
         process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr)
     try:
@@ -171,11 +173,12 @@ def spawned_http(command: list[str], env: dict[str, str], log: Path, port: int) 
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{command[:3]} did not start:\n{log.read_text(errors='replace')[-2000:]}")
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                if httpx.get(f"http://127.0.0.1:{port}{health}", timeout=1).status_code == 200:
                     break
             except httpx.TransportError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", process.pid
+                pass
+            time.sleep(0.05)  # not listening yet, or not ready (503 from a readiness route)
+        yield f"http://127.0.0.1:{port}{path}", process.pid
     finally:
         process.terminate()
         try:

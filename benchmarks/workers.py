@@ -10,6 +10,7 @@ machine allows, not what the workers would give on cores of their own.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import tempfile
@@ -20,38 +21,11 @@ from pathlib import Path
 import anyio
 
 from benchmarks import floors
+from benchmarks.cpu import tree, tree_cpu_s
 from benchmarks.measure import Report, Row, median, ms
 from benchmarks.upstream import SERVER_COMMAND, free_port, lean_upstream, router_parameters, spawned_http
 
 WINDOWS = 6
-
-
-def _tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (the workers a uvicorn supervisor spawned)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
-            except (OSError, ValueError):
-                continue  # gone meanwhile
-            children.setdefault(parent, []).append(int(entry.name))
-    found, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        found.append(current)
-        pending.extend(children.get(current, []))
-    return found
-
-
-def _tree_cpu_s(pids: list[int]) -> float:
-    total = 0.0
-    for pid in pids:
-        try:
-            total += floors._cpu_s(pid)
-        except OSError:
-            continue
-    return total
 
 
 async def run(windows: int = WINDOWS) -> Report:
@@ -87,13 +61,13 @@ async def _measure(servers: list[tuple[int, str, int]], windows: int) -> Report:
                 await floors._call(sessions[workers][0])
         for window in range(windows):
             for workers, url, pid in servers[window % 2 :] + servers[: window % 2]:
-                tree = _tree(pid)
+                pids = tree(pid)
                 server = floors._Server(f"{workers}", url, pid)
-                cpu_before, clients_before = _tree_cpu_s(tree), time.process_time()
-                await floors._window(server, sessions[workers])
+                cpu_before, clients_before = tree_cpu_s(pids), time.process_time()
+                await floors._window(server, [functools.partial(floors._call, s) for s in sessions[workers]])
                 clients_cpu[workers].append((time.process_time() - clients_before) / server.calls)
                 per_second[workers].append(server.per_second)
-                cpu_per_call[workers].append((_tree_cpu_s(tree) - cpu_before) / server.calls)
+                cpu_per_call[workers].append((tree_cpu_s(pids) - cpu_before) / server.calls)
     one, two = median(per_second[1]), median(per_second[2])
     rows = [
         Row(
