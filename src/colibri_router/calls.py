@@ -42,6 +42,7 @@ from colibri_router.store import (
     shared_store,
     usd_to_micro,
 )
+from colibri_router.store.grouping import ExpectedWrite
 
 NEW_THREAD = "new"
 # How long a call on a thread waits for another call on the same thread to finish.
@@ -92,6 +93,9 @@ async def _serve(
         if limits.by_scope():
             raise ConfigError("COLIBRI_BUDGET_* need the store (the ledger), and COLIBRI_STORE is off")
     call = Accounting(args, settings, store, principal, limits)
+    if store is not None:
+        # The row this call will write: the store's writer waits a moment for it (grouped commits).
+        call.expected_row = ExpectedWrite()
     try:
         # The files are read before the thread is: the thread stores the turn as it was sent.
         call.args = await with_files(args, settings)
@@ -152,6 +156,7 @@ class Accounting:
     limits: BudgetLimits
     thread_id: str | None = None
     reservation: Reservation | None = None
+    expected_row: ExpectedWrite | None = None
     warnings: list[str] = field(default_factory=list)
     started: datetime = field(default_factory=lambda: datetime.now(UTC))
 
@@ -184,6 +189,8 @@ class Accounting:
 
     async def close(self, result: RouterCallResult | None, error: ColibriError | None) -> None:
         """Write the ledger row (settling the reservation, if any). Never raises a store failure."""
+        if self.expected_row is not None:
+            self.expected_row.arrived()
         if self.store is None:
             return
         row = self.row(result, error)

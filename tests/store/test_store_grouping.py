@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from store_support import AnyStore, FakeClock, ledger_row
 
-from colibri_router.store.grouping import GroupedWrites
+from colibri_router.store import grouping
+from colibri_router.store.grouping import ExpectedWrite, GroupedWrites
 
 
 class Recorder:
@@ -130,3 +131,69 @@ async def test_concurrent_ledger_rows_all_reach_the_store(store: AnyStore, clock
             group.start_soon(store.record_call, ledger_row(clock(), latency_ms=index))
     report = await store.usage_report(None, "all", None)
     assert report.total.calls == 40
+
+
+# Announced rows (ExpectedWrite): a group waits for the rows of calls still running, up to GATHER_S.
+# The tests stretch GATHER_S so that what they check cannot depend on the machine's speed; the
+# outer move_on_after only turns a writer that waits too long into a failure instead of a hang.
+
+
+class Writes:
+    def __init__(self) -> None:
+        self.groups: list[list[int]] = []
+
+    async def write(self, items: Sequence[int]) -> None:
+        self.groups.append(list(items))
+
+
+async def test_a_group_waits_for_the_rows_announced_and_commits_once_they_are_all_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(grouping, "GATHER_S", 30.0)
+    writes = Writes()
+    grouped = GroupedWrites(writes.write)
+    first, second, third = ExpectedWrite(), ExpectedWrite(), ExpectedWrite()
+
+    async def call(item: int, expected: ExpectedWrite, running_s: float) -> None:
+        await anyio.sleep(running_s)
+        expected.arrived()
+        await grouped.submit(item)
+
+    with anyio.move_on_after(10) as guard:
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, 1, first, 0)
+            group.start_soon(call, 2, second, 0.05)
+            group.start_soon(call, 3, third, 0.1)
+    assert not guard.cancelled_caught  # the last arrival ended the wait, not GATHER_S
+    assert writes.groups == [[1, 2, 3]]
+    assert grouping.announced_rows() == 0
+
+
+async def test_with_nothing_announced_a_row_is_committed_without_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grouping, "GATHER_S", 30.0)
+    writes = Writes()
+    grouped = GroupedWrites(writes.write)
+    alone = ExpectedWrite()
+    alone.arrived()
+    alone.arrived()  # idempotent: a second arrival is not a second row
+
+    with anyio.move_on_after(10) as guard:
+        await grouped.submit(1)
+    assert not guard.cancelled_caught
+    assert writes.groups == [[1]]
+
+
+async def test_a_row_that_never_comes_delays_a_group_by_gather_s_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grouping, "GATHER_S", 0.05)
+    writes = Writes()
+    grouped = GroupedWrites(writes.write)
+    never = ExpectedWrite()  # a call that is still running (or forgot to say it arrived)
+
+    with anyio.move_on_after(10) as guard:
+        await grouped.submit(1)
+        await grouped.submit(2)
+    assert not guard.cancelled_caught
+    assert writes.groups == [[1], [2]]
+    assert grouping.announced_rows() == 1
+    never.arrived()
+    assert grouping.announced_rows() == 0

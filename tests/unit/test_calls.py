@@ -202,3 +202,51 @@ async def test_with_a_budget_a_database_that_cannot_be_used_fails_the_call_befor
         True,
     )
     assert sent == []
+
+
+async def test_concurrent_calls_share_ledger_commits_and_leave_no_row_announced() -> None:
+    """Each call announces its ledger row: answered, failed or cancelled, none stays announced, and
+    rows of calls that end together are committed together."""
+    from colibri_router.store.grouping import announced_rows
+
+    database = store()
+    commits: list[int] = []
+    write_group = database._ledger_rows._write
+
+    async def counting(group: Any) -> None:
+        commits.append(len(group))
+        await write_group(group)
+
+    database._ledger_rows._write = counting
+    gate = anyio.Event()
+
+    async def held(request: httpx.Request) -> httpx.Response:
+        await gate.wait()  # every call answers at the same moment
+        return claude_reply("ok")
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(held)) as client:
+
+        async def one(prompt: str) -> None:
+            await serve(RouterCallInput(model="claude-sonnet-4-5", prompt=prompt), client=client)
+
+        async with anyio.create_task_group() as group:
+            for number in range(6):
+                group.start_soon(one, f"question {number}")
+            await anyio.sleep(0.05)
+            assert announced_rows() == 6
+            gate.set()
+
+    async def never(request: httpx.Request) -> httpx.Response:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(never)) as client:
+        with anyio.move_on_after(0.05) as scope:  # cancelled while it waits for its answer
+            await serve(RouterCallInput(model="claude-sonnet-4-5", prompt="never answered"), client=client)
+        assert scope.cancelled_caught
+
+    with pytest.raises(ColibriError):
+        await call(lambda _: httpx.Response(400, json={"type": "error", "error": {"message": "no"}}), prompt="x")
+    assert announced_rows() == 0
+    assert sum(commits) == 8 and max(commits) > 1
+    assert (await database.usage_report(None)).total.calls == 8
