@@ -14,7 +14,8 @@ single rows: 1,488 of 1,531 under 8 busy clients. A call therefore announces the
 (:class:`ExpectedWrite`), and before committing, the writer waits up to ``GATHER_S`` while announced
 rows are still on their way. With no other call running it commits at once, so a lone call answers
 as soon as before; under load groups hold two or three rows, and every commit saved is CPU saved
-(benchmark 9: about 0.3 ms a call for 1 ms more per answer).
+(benchmark 9: the ledger's cost went from 0.3-0.45 to 0.14-0.19 ms a call, for at most 1 ms more
+per answer while other calls run).
 """
 
 from __future__ import annotations
