@@ -259,23 +259,24 @@ def _require_driver(location: Path | str) -> None:
 def import_store_module(settings: Settings) -> None:
     """Import the configured store's module (and its driver) without opening anything: for a server
     that loads at start what its first call would load."""
-    if settings.store == "off":
-        return
-    if isinstance(database_location(settings), Path):
-        importlib.import_module("colibri_router.store.sqlite")
-    else:
-        importlib.import_module("colibri_router.store.postgres")
+    if settings.store != "off":
+        _store_class(database_location(settings))
 
 
 def _open(location: Path | str, thread_ttl_days: float, clock: Clock) -> Store:
+    return _store_class(location)(location, thread_ttl_days=thread_ttl_days, clock=clock)
+
+
+def _store_class(location: Path | str) -> Callable[..., Store]:
+    """The store for ``location``, its module imported now: sqlite3 or asyncpg only when wanted."""
     if isinstance(location, Path):
-        from colibri_router.store.sqlite import SqliteStore  # imports sqlite3 only when a store is wanted
+        from colibri_router.store.sqlite import SqliteStore
 
-        return SqliteStore(location, thread_ttl_days=thread_ttl_days, clock=clock)
+        return SqliteStore
     _require_driver(location)
-    from colibri_router.store.postgres import PostgresStore  # imports asyncpg only when it is wanted
+    from colibri_router.store.postgres import PostgresStore
 
-    return PostgresStore(location, thread_ttl_days=thread_ttl_days, clock=clock)
+    return PostgresStore
 
 
 _POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
