@@ -5,13 +5,11 @@ end is a line on stderr as it comes."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, TextIO
 
 from colibri_router.commands.call_input import CONVERSATION_OPTIONS, add_conversation_options, validated
-from colibri_router.commands.output import emit_error
-from colibri_router.errors import ColibriError
+from colibri_router.commands.output import emit_outcome
 
 OPTIONS = ("models", "judge", "judge_instructions", "detail", "max_cost_usd", *CONVERSATION_OPTIONS)
 
@@ -32,8 +30,6 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    import anyio
-
     from colibri_router.many import ask_many
     from colibri_router.schema_many import RouterAskManyInput
 
@@ -45,13 +41,4 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         sys.stderr.write(message + "\n")
         sys.stderr.flush()
 
-    async def ask() -> str:
-        result = await ask_many(arguments, notify=progress)
-        return json.dumps(result.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False)
-
-    try:
-        output = anyio.run(ask)
-    except ColibriError as error:
-        return emit_error(stdout, error)
-    stdout.write(output + "\n")
-    return 0
+    return emit_outcome(stdout, lambda: ask_many(arguments, notify=progress), exclude_none=True)

@@ -7,8 +7,7 @@ import argparse
 from typing import Any, TextIO
 
 from colibri_router.commands.call_input import CONVERSATION_OPTIONS, add_conversation_options, validated
-from colibri_router.commands.output import emit_error
-from colibri_router.errors import ColibriError
+from colibri_router.commands.output import emit_outcome
 
 OPTIONS = ("provider", "model", "fallback", "thread_id", "max_cost_usd", *CONVERSATION_OPTIONS)
 
@@ -27,8 +26,6 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    import anyio
-
     from colibri_router.calls import serve
     from colibri_router.schema import RouterCallInput
 
@@ -36,12 +33,4 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     if isinstance(arguments, int):
         return arguments
 
-    async def call() -> str:
-        return (await serve(arguments)).model_dump_json(indent=2)
-
-    try:
-        output = anyio.run(call)
-    except ColibriError as error:
-        return emit_error(stdout, error)
-    stdout.write(output + "\n")
-    return 0
+    return emit_outcome(stdout, lambda: serve(arguments))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from colibri_router.commands.output import emit_error, emit_json
-from colibri_router.errors import ColibriError
+from colibri_router.commands.output import emit_outcome
 
 
 def register(commands: Any, provider_names: list[str]) -> None:
@@ -16,14 +15,7 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    import anyio
-
     from colibri_router.catalog import list_models
     from colibri_router.schema_tools import RouterModelsInput
 
-    try:
-        result = anyio.run(list_models, RouterModelsInput(provider=args.provider, live=args.live))
-    except ColibriError as error:
-        return emit_error(stdout, error)
-    emit_json(stdout, result.model_dump(mode="json"))
-    return 0
+    return emit_outcome(stdout, lambda: list_models(RouterModelsInput(provider=args.provider, live=args.live)))

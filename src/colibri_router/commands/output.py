@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TextIO
 
 from colibri_router.errors import ColibriError
+
+if TYPE_CHECKING:  # the commands are imported at start-up; pydantic with their first run
+    from pydantic import BaseModel
 
 
 def emit_json(stdout: TextIO, value: Any) -> None:
@@ -23,3 +27,16 @@ def invalid(stdout: TextIO, message: str) -> int:
     from colibri_router.errors import InvalidRequestError
 
     return emit_error(stdout, InvalidRequestError(message))
+
+
+def emit_outcome(stdout: TextIO, work: Callable[[], Awaitable[BaseModel]], *, exclude_none: bool = False) -> int:
+    """Run ``work`` (one service call) on a new event loop and print its result as JSON, or the
+    error it raised; the exit status."""
+    import anyio
+
+    try:
+        result = anyio.run(work)
+    except ColibriError as error:
+        return emit_error(stdout, error)
+    emit_json(stdout, result.model_dump(mode="json", exclude_none=exclude_none))
+    return 0
