@@ -4,14 +4,12 @@ command, the streamed answer's check, the environment's provisioning decisions, 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import httpx2
 import pytest
 import yaml
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # the repository root: its benchmarks package
 from benchmarks import floors, litellm_proxy
 from benchmarks.upstream import ANSWER, PROMPT
 
