@@ -32,25 +32,19 @@ def _redact_event(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Muta
     return event_dict
 
 
-def _processors(stream: TextIO, *, foreign: bool) -> list[Any]:
-    """The chain every line goes through; ``foreign`` lines come from the standard library (their
-    formatter renders them). Off a terminal, our own lines take one step (:func:`_json_line`)."""
-    if not foreign and not stream.isatty():
-        return [_json_line]
+def _console_chain(*, foreign: bool) -> list[Any]:
+    """On a terminal: the chain a line goes through before structlog's console renderer; ``foreign``
+    lines come from the standard library (its formatter renders them). Off a terminal every line,
+    ours and the standard library's, is one JSON line built in one step (:func:`_json_line`,
+    :class:`_JsonLineFormatter`)."""
     return [
         structlog.stdlib.add_log_level if foreign else structlog.processors.add_log_level,
         *([structlog.stdlib.add_logger_name] if foreign else []),
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.format_exc_info,
         _redact_event,
-        *([] if foreign else [_renderer(stream)]),
+        *([] if foreign else [structlog.dev.ConsoleRenderer()]),
     ]
-
-
-def _renderer(stream: TextIO) -> Any:
-    if stream.isatty():
-        return structlog.dev.ConsoleRenderer()
-    return structlog.processors.JSONRenderer(serializer=_dumps)
 
 
 def _json_default(value: Any) -> Any:
@@ -64,11 +58,6 @@ def _json_default(value: Any) -> Any:
 _LINE_ENCODER = json.JSONEncoder(default=_json_default)
 
 
-def _dumps(event_dict: Any, **_: Any) -> str:
-    """The standard library's lines, rendered by structlog's JSONRenderer, encoded like ours."""
-    return _LINE_ENCODER.encode(event_dict)
-
-
 def _json_line(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> str:
     """One JSON line: what the console chain's steps do (level, UTC timestamp, a formatted
     exception, redaction, rendering) in one step. The adapters write a line per call, and structlog
@@ -78,6 +67,23 @@ def _json_line(logger: Any, method_name: str, event_dict: MutableMapping[str, An
     if "exc_info" in event_dict:
         event_dict = structlog.processors.format_exc_info(logger, method_name, event_dict)
     return _LINE_ENCODER.encode(_redact_event(logger, method_name, event_dict))
+
+
+class _JsonLineFormatter(logging.Formatter):
+    """The standard library's lines (uvicorn's access line on every request, the SDK's) as the same
+    JSON lines as ours, in one step. structlog's ProcessorFormatter copies each record and runs a
+    chain of steps: about three times the cost, on every HTTP request of the team server."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        event: dict[str, Any] = {
+            "event": record.getMessage(),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "timestamp": _utc_timestamp(),
+        }
+        if record.exc_info:
+            event["exception"] = self.formatException(record.exc_info)
+        return _LINE_ENCODER.encode(_redact_event(None, "", event))
 
 
 def _utc_timestamp() -> str:
@@ -120,7 +126,7 @@ def _configure_structlog(numeric_level: int, stream: TextIO) -> None:
     # structlog's own fast path (no detour through the standard library): a filtering logger
     # writing straight to the stream, cached after first use. It runs once per call, in-band.
     structlog.configure(
-        processors=_processors(stream, foreign=False),
+        processors=_console_chain(foreign=False) if stream.isatty() else [_json_line],
         wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
         logger_factory=lambda *_: _LineWriter(stream),
         cache_logger_on_first_use=True,
@@ -136,17 +142,24 @@ def configure_logging(level: str = "info", stream: TextIO | None = None) -> None
     numeric_level = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
     _configure_structlog(numeric_level, stream)
     handler = logging.StreamHandler(stream)
-    handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=_processors(stream, foreign=True),
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, _renderer(stream)],
-        )
-    )
+    handler.setFormatter(_standard_library_formatter(stream))
+    # No line shows the thread or the process: the standard library need not look them up for every
+    # record (uvicorn writes one per HTTP request).
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     root = logging.getLogger()
     root.handlers = [handler]
     root.setLevel(numeric_level)
     # httpx logs every request at INFO; that is noise on a server that makes one per tool call.
     logging.getLogger("httpx").setLevel(max(numeric_level, logging.WARNING))
+
+
+def _standard_library_formatter(stream: TextIO) -> logging.Formatter:
+    if not stream.isatty():
+        return _JsonLineFormatter()
+    return structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=_console_chain(foreign=True),
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.dev.ConsoleRenderer()],
+    )
 
 
 # Each name's bound logger, with the structlog configuration it was bound under. Binding builds a

@@ -33,6 +33,7 @@ def restore_logging() -> Iterator[None]:
     root = logging.getLogger()
     saved_root = (list(root.handlers), root.level)
     httpx_level = logging.getLogger("httpx").level
+    record_flags = (logging.logThreads, logging.logProcesses, logging.logMultiprocessing)
     structlog.reset_defaults()
     yield
     structlog.reset_defaults()
@@ -40,6 +41,7 @@ def restore_logging() -> Iterator[None]:
         structlog.configure(**saved_structlog)
     root.handlers, root.level = saved_root
     logging.getLogger("httpx").setLevel(httpx_level)
+    logging.logThreads, logging.logProcesses, logging.logMultiprocessing = record_flags
 
 
 def json_lines(stream: io.StringIO) -> list[dict[str, object]]:
@@ -290,6 +292,24 @@ def test_a_json_line_has_its_level_a_utc_timestamp_and_its_exception() -> None:
 
 
 @pytest.mark.usefixtures("restore_logging")
+def test_a_standard_library_line_is_the_same_json_line_with_its_logger_and_exception() -> None:
+    stream = io.StringIO()
+    configure_logging("info", stream)
+    try:
+        raise KeyError("the cause")
+    except KeyError:
+        logging.getLogger("uvicorn.error").exception("%s failed", "the app")
+
+    [line] = json_lines(stream)
+    assert list(line) == ["event", "level", "logger", "timestamp", "exception"]
+    assert (line["event"], line["level"], line["logger"]) == ("the app failed", "error", "uvicorn.error")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", str(line["timestamp"]))
+    assert "KeyError: 'the cause'" in str(line["exception"])
+    # No line shows them, so records skip looking up the thread and the process.
+    assert not (logging.logThreads or logging.logProcesses or logging.logMultiprocessing)
+
+
+@pytest.mark.usefixtures("restore_logging")
 def test_configure_logging_redacts_keys_in_events(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLIBRI_KIMI_API_KEY", KEY)
     stream = io.StringIO()
@@ -344,3 +364,23 @@ def test_every_providers_key_is_redacted_from_log_lines(monkeypatch: pytest.Monk
     for variable, key in (("GEMINI_API_KEY", "AIzaSyGeminiKey123"), ("OPENROUTER_API_KEY", "or-v1-keyvalue-99")):
         monkeypatch.setenv(variable, key)
         assert redact(f"upstream said: bad key {key}") == f"upstream said: bad key {REDACTED}"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_on_a_terminal_both_sources_write_console_lines_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", KEY)
+    stream = _Terminal()
+    configure_logging("info", stream)
+
+    structlog.get_logger("colibri_router").info("ours", detail=f"key={KEY}")
+    logging.getLogger("uvicorn.access").info("theirs with %s", KEY)
+
+    ours, theirs = stream.getvalue().splitlines()
+    assert "ours" in ours and "theirs with" in theirs and "uvicorn.access" in theirs
+    assert not ours.startswith("{") and not theirs.startswith("{")
+    assert KEY not in stream.getvalue() and stream.getvalue().count(REDACTED) == 2
