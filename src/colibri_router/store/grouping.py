@@ -92,8 +92,10 @@ class GroupedWrites(Generic[T]):
         writer.pending.append((item, done))
         if writer.task is None:
             writer.task = loop.create_task(self._drain(writer))
-        # shield: a cancelled caller must not cancel the future the writer is about to settle
-        await asyncio.shield(done)
+        # A cancelled caller cancels only its own wait: its row stays in the group, which the writer
+        # commits regardless (settling skips a future already done). No shield: it would cost two
+        # more callbacks on the loop for every row.
+        await done
 
     async def _drain(self, writer: _LoopWriter[T]) -> None:
         try:
