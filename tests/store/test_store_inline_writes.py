@@ -92,3 +92,40 @@ async def test_checkpoints_run_in_the_thread_every_so_many_units(
     assert await store._database.run(lambda c: c.execute("PRAGMA wal_autocheckpoint").fetchone()[0]) == 0
     assert _rows(path) == 7
     await store.aclose()
+
+
+async def test_consecutive_writes_on_the_loop_set_no_busy_timeout(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "colibri.db", thread_ttl_days=30)
+    database: SqliteDatabase = store._database
+    await store.record_call(ledger_row(START))  # opens the file, in the thread: the full timeout
+    statements: list[str] = []
+    connection = database._connection
+    assert connection is not None
+    connection.set_trace_callback(statements.append)
+    for _ in range(3):
+        await store.record_call(ledger_row(START))
+    assert database.inline_writes == 3
+    assert [s for s in statements if "busy_timeout" in s] == ["PRAGMA busy_timeout=0"]  # once, then kept
+    await store.aclose()
+
+
+async def test_after_work_in_the_thread_a_busy_file_still_never_blocks_the_loop(tmp_path: Path) -> None:
+    path = tmp_path / "colibri.db"
+    store = SqliteStore(path, thread_ttl_days=30)
+    database: SqliteDatabase = store._database
+    await store.record_call(ledger_row(START))
+    await store.record_call(ledger_row(START))  # on the loop: timeout 0
+    await database.run(lambda connection: connection.execute("SELECT 1").fetchone())  # thread: full timeout
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    started = anyio.current_time()
+    async with anyio.create_task_group() as group:
+        group.start_soon(store.record_call, ledger_row(START))
+        await anyio.sleep(0.2)
+        # Had the loop's write kept the thread's timeout, it would have held the loop until now.
+        assert anyio.current_time() - started < 5
+        other.execute("COMMIT")
+    assert database.inline_writes == 1
+    assert _rows(path) == 3
+    other.close()
+    await store.aclose()

@@ -15,7 +15,8 @@ The file and its directory are created on the first call, never at import or con
 One exception to "never the event loop": :meth:`SqliteDatabase.write`, for the ledger's grouped
 rows (a few inserts, well under a millisecond), runs on the event loop when it cannot wait: the
 connection open and idle (no thread holds it) and the write lock free at once (a busy timeout of 0
-for that transaction; a busy file sends the write to the thread as before). The hand-off to a thread
+on the loop, the full one in the thread, each set when the connection changes sides; a busy file
+sends the write to the thread as before). The hand-off to a thread
 cost more than the write (issue 22: ~0.3-0.4 ms of CPU per call, in thread wake-ups and GIL
 hand-overs). What could still block the loop is a checkpoint's fsync, so this connection never
 checkpoints by itself at a commit (``wal_autocheckpoint=0``): every ``CHECKPOINT_EVERY`` units of
@@ -55,6 +56,7 @@ class SqliteDatabase:
         self._connection: sqlite3.Connection | None = None
         self._limiter = anyio.CapacityLimiter(1)
         self._since_checkpoint = 0
+        self._waits = True  # what the connection's busy timeout is set to (see _wait_when_busy)
         self.inline_writes = 0  # how many writes ran on the event loop (for tests and benchmarks)
 
     async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -83,15 +85,20 @@ class SqliteDatabase:
         self, connection: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]
     ) -> tuple[bool, T | None]:
         """(True, its result), or (False, None) when the write lock is taken (nothing was written)."""
-        connection.execute("PRAGMA busy_timeout=0")
+        self._wait_when_busy(connection, False)
         try:
             return True, work(connection)
         except sqlite3.OperationalError as error:
             if error.sqlite_errorcode in _BUSY_CODES and not connection.in_transaction:
                 return False, None
             raise
-        finally:
-            connection.execute(f"PRAGMA busy_timeout={round(self._busy_timeout_s * 1000)}")
+
+    def _wait_when_busy(self, connection: sqlite3.Connection, wait: bool) -> None:
+        """The busy timeout for what runs next: 0 on the event loop, the full one in the thread. Set
+        only when it changes: consecutive ledger writes on the loop then run no PRAGMA at all."""
+        if wait != self._waits:
+            connection.execute(f"PRAGMA busy_timeout={round(self._busy_timeout_s * 1000) if wait else 0}")
+            self._waits = wait
 
     async def _count_towards_checkpoint(self) -> None:
         self._since_checkpoint += 1
@@ -106,6 +113,8 @@ class SqliteDatabase:
         try:
             if self._connection is None:
                 self._connection = self._open()
+                self._waits = True  # connect() set the full timeout
+            self._wait_when_busy(self._connection, True)
             return work(self._connection)
         except (sqlite3.Error, OSError, SchemaTooNew) as error:
             raise StoreError(str(self.path), error) from error
