@@ -1,9 +1,10 @@
-"""The floors of benchmark 7: the smallest stateless Streamable HTTP servers on the same MCP SDK.
+"""The floors of benchmarks 9 and 13: the smallest MCP servers on the same SDK.
 
 ``trivial``: one tool that answers at once. ``relay``: one tool that makes the same upstream call as
 ``router_call`` (an httpx stream of the lean upstream's SSE answer, its content deltas joined) and
-nothing else: no routing, no ledger, no pricing. Run as ``python floor_servers.py MODE PORT
-UPSTREAM_URL``; both serve ``/mcp`` with SSE answers (as ``serve --http`` does) and ``/healthz``.
+nothing else: no routing, no ledger, no pricing. Benchmark 9 runs ``python floor_servers.py MODE
+PORT UPSTREAM_URL``: stateless Streamable HTTP on ``/mcp`` with SSE answers (as ``serve --http``
+serves) and ``/healthz``. Benchmark 13 takes :func:`floor_server` in process.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from starlette.responses import JSONResponse, Response
 KEY = "sk-kimi-bench-0123456789"
 
 
-def build(mode: str, upstream: str) -> object:
+def floor_server(mode: str, upstream: str) -> MCPServer:
+    """The floor's MCP server: its one tool, and ``/healthz``."""
     server = MCPServer(f"floor-{mode}")
     client = httpx.AsyncClient(timeout=60)
 
@@ -50,7 +52,14 @@ def build(mode: str, upstream: str) -> object:
         return JSONResponse({"status": "ok"})
 
     server.custom_route("/healthz", methods=["GET"])(health)
-    return server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=False)
+    return server
+
+
+def build(mode: str, upstream: str) -> object:
+    """The floor as ``serve --http`` serves: stateless Streamable HTTP with SSE answers."""
+    return floor_server(mode, upstream).streamable_http_app(
+        streamable_http_path="/mcp", stateless_http=True, json_response=False
+    )
 
 
 if __name__ == "__main__":

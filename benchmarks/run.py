@@ -19,7 +19,19 @@ from dataclasses import dataclass
 
 import anyio
 
-from benchmarks import ask_many, assembly, files, floors, inprocess, ledger, memory, over_http, startup, stdio
+from benchmarks import (
+    ask_many,
+    assembly,
+    files,
+    floors,
+    inprocess,
+    ledger,
+    memory,
+    over_http,
+    python_calls,
+    startup,
+    stdio,
+)
 from benchmarks.measure import Plan, Report, Row, table
 
 
@@ -66,6 +78,7 @@ def benchmarks(quick: bool) -> list[Benchmark]:
         ),
         Benchmark("ledger", "ledger row cost", ledger.run, 120),
         Benchmark("memory", "serve --http memory", lambda: memory.run(1_000, pick(10_000, 2_000)), 300),
+        Benchmark("calls", "Python function calls per router_call", lambda: python_calls.run(pick(200, 20)), 120),
     ]
 
 
