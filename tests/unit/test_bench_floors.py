@@ -10,15 +10,18 @@ import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
-if sys.platform == "win32":  # the benchmarks read /proc, and the cluster's code needs pwd: POSIX only
+if not sys.platform.startswith("linux"):  # the benchmarks read /proc (and the cluster's code needs pwd)
     pytest.skip("benchmark 9 runs on Linux", allow_module_level=True)
 
-import postgres_cluster
-
 from benchmarks import floors, postgres_db
+
+# The tests' cluster code, reached the way the benchmark reaches it. No test here starts a server, and none
+# uses its fixtures (tests/test_release.py keeps the tests that do off CI's macOS and Windows jobs).
+clusters = postgres_db._cluster_module()
 
 URL = "http://127.0.0.1:4000"
 NOT_INSTALLED = "PostgreSQL is not installed"
@@ -114,14 +117,14 @@ def test_the_command_lines_flags_reach_run() -> None:
     assert floors._options(["--no-litellm"])["litellm"] is False
 
 
-def _no_cluster() -> postgres_cluster.PostgresCluster:
+def _no_cluster() -> NoReturn:
     raise AssertionError("no cluster should be started")
 
 
 def test_start_cluster_raises_postgres_unavailable_without_postgresql(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(postgres_cluster, "find_postgres_bindir", lambda: None)
-    with pytest.raises(postgres_cluster.PostgresUnavailable, match=f"^{NOT_INSTALLED} "):
-        postgres_cluster.start_cluster()
+    monkeypatch.setattr(clusters, "find_postgres_bindir", lambda: None)
+    with pytest.raises(clusters.PostgresUnavailable, match=f"^{NOT_INSTALLED} "):
+        clusters.start_cluster()
 
 
 def test_start_cluster_as_root_without_the_postgres_user_is_unavailable(
@@ -130,17 +133,17 @@ def test_start_cluster_as_root_without_the_postgres_user_is_unavailable(
     def no_such_user(name: str) -> None:
         raise KeyError(name)
 
-    monkeypatch.setattr(postgres_cluster, "find_postgres_bindir", lambda: tmp_path)
-    monkeypatch.setattr(postgres_cluster.os, "geteuid", lambda: 0)
-    monkeypatch.setattr(postgres_cluster.pwd, "getpwnam", no_such_user)
-    with pytest.raises(postgres_cluster.PostgresUnavailable, match="'postgres' system user, and there is none"):
-        postgres_cluster.start_cluster()
+    monkeypatch.setattr(clusters, "find_postgres_bindir", lambda: tmp_path)
+    monkeypatch.setattr(clusters.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(clusters.pwd, "getpwnam", no_such_user)
+    with pytest.raises(clusters.PostgresUnavailable, match="'postgres' system user, and there is none"):
+        clusters.start_cluster()
     assert list(tmp_path.iterdir()) == []  # nothing was run or written
 
 
 async def test_without_postgresql_the_benchmark_gets_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(postgres_db.URL_VARIABLE, raising=False)
-    monkeypatch.setattr(postgres_cluster, "find_postgres_bindir", lambda: None)
+    monkeypatch.setattr(clusters, "find_postgres_bindir", lambda: None)
     with ExitStack() as stack:
         database, reason = await floors._postgres_database(stack)
     assert database is None and reason is not None and reason.startswith(NOT_INSTALLED)
@@ -149,10 +152,10 @@ async def test_without_postgresql_the_benchmark_gets_the_reason(monkeypatch: pyt
 def test_a_cluster_that_does_not_start_is_a_reason_and_its_log_goes_to_stderr(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def fails() -> postgres_cluster.PostgresCluster:
+    def fails() -> NoReturn:
         raise RuntimeError("initdb failed (1):\nno space left")
 
-    monkeypatch.setattr(postgres_cluster, "start_cluster", fails)
+    monkeypatch.setattr(clusters, "start_cluster", fails)
     with pytest.raises(postgres_db.Unavailable, match=r"^the throwaway cluster did not start"):
         postgres_db.database().__enter__()
     assert "no space left" in capsys.readouterr().err
@@ -161,7 +164,7 @@ def test_a_cluster_that_does_not_start_is_a_reason_and_its_log_goes_to_stderr(
 def test_the_environments_database_is_used_as_given_without_a_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     url = "postgresql://bench@127.0.0.1:5432/colibri"
     monkeypatch.setenv(postgres_db.URL_VARIABLE, url)
-    monkeypatch.setattr(postgres_cluster, "start_cluster", _no_cluster)
+    monkeypatch.setattr(clusters, "start_cluster", _no_cluster)
     with postgres_db.database() as database:
         assert database == postgres_db.Database(url, None)
 
