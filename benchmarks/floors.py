@@ -1,20 +1,25 @@
 """Benchmark 9: ``serve --http`` beside the bare SDK floors and LiteLLM's proxy, measured from outside, in one run.
 
-Five servers run at once against the same lean upstream (latency 0, SSE): a bare SDK stateless
+Six servers run at once against the same lean upstream (latency 0, SSE): a bare SDK stateless
 Streamable HTTP server with a trivial tool; the same with a tool that makes the same upstream call and
 nothing else (the relay floor, ``floor_servers.py``); ``colibri-router serve --http`` with its SQLite
-ledger; the same with ``COLIBRI_STORE=off``; and LiteLLM's proxy in front of the same upstream, called
-over plain HTTP (``litellm_proxy.py``: its own environment, skipped with a reason when it cannot be
-installed; ``--no-litellm`` leaves it out). For each: the sequential p50 of one client's calls (rounds
+ledger; the same with ``COLIBRI_STORE=off``; the same with its ledger in PostgreSQL
+(``COLIBRI_DATABASE_URL``: ``COLIBRI_BENCH_DATABASE_URL``'s database, else a throwaway cluster whose own
+CPU is measured too, ``postgres_db.py``; skipped with a reason when there is neither; ``--no-postgres``
+leaves it out); and LiteLLM's proxy in front of the same upstream, called over plain HTTP
+(``litellm_proxy.py``: its own environment, skipped with a reason when it cannot be installed;
+``--no-litellm`` leaves it out). For each: the sequential p50 of one client's calls (rounds
 interleaved across servers), and the calls per second of ``CLIENTS`` clients (an official MCP client
 with one session each, or for LiteLLM an httpx client with one keep-alive connection each) over windows
 of ``WINDOW_S`` seconds (servers in rotated order), with the CPU time per call of the server's process
 tree over those windows (``/proc/<pid>/stat``). The clients share the machine's cores with the servers,
-so calls/s are comparable only within one run.
+so calls/s are comparable only within one run. The ledger's cost is a ledger row's CPU per call minus
+the store-off row's.
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import sys
@@ -24,13 +29,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from benchmarks import litellm_proxy
+from benchmarks import litellm_proxy, postgres_db
 from benchmarks.cpu import tree, tree_cpu_s
 from benchmarks.measure import Report, Row, median, ms
 from benchmarks.upstream import PROMPT, SERVER_COMMAND, free_port, lean_upstream, router_parameters, spawned_http
@@ -38,6 +44,10 @@ from benchmarks.upstream import PROMPT, SERVER_COMMAND, free_port, lean_upstream
 CLIENTS = 8
 WINDOW_S = 5.0
 FLOOR_SERVERS = Path(__file__).with_name("floor_servers.py")
+SQLITE_ROW = "serve --http, SQLite ledger"
+STORE_OFF_ROW = "serve --http, COLIBRI_STORE=off"
+POSTGRES_ROW = "serve --http, PostgreSQL ledger"
+LEDGER_TARGET_S = 0.0002  # issue 22: the ledger's cost at most 0.2 ms per call
 Caller = Callable[[], Awaitable[None]]  # one call by one client; raises unless it was answered
 
 
@@ -51,6 +61,9 @@ class _Server:
     calls: int = 0
     seconds: float = 0.0
     cpu_s: float = 0.0
+    # The throwaway cluster's postmaster, for the PostgreSQL row: its process tree's CPU over the same windows.
+    database_pid: int | None = None
+    database_cpu_s: float = 0.0
 
     @property
     def per_second(self) -> float:
@@ -59,6 +72,10 @@ class _Server:
     @property
     def cpu_per_call_s(self) -> float:
         return self.cpu_s / self.calls if self.calls else 0.0
+
+    @property
+    def database_cpu_per_call_s(self) -> float:
+        return self.database_cpu_s / self.calls if self.calls else 0.0
 
 
 @asynccontextmanager
@@ -88,7 +105,9 @@ async def _caller(server: _Server, stack: AsyncExitStack) -> Caller:
 async def _window(server: _Server, callers: list[Caller]) -> None:
     calls = 0
     pids = tree(server.pid)
-    cpu_before, started = tree_cpu_s(pids), time.perf_counter()
+    database_pids = [] if server.database_pid is None else tree(server.database_pid)
+    cpu_before, database_before = tree_cpu_s(pids), tree_cpu_s(database_pids)
+    started = time.perf_counter()
     ends = started + WINDOW_S
 
     async def client(call: Caller) -> None:
@@ -102,24 +121,33 @@ async def _window(server: _Server, callers: list[Caller]) -> None:
             group.start_soon(client, call)
     server.seconds += time.perf_counter() - started
     server.cpu_s += tree_cpu_s(sorted({*pids, *tree(server.pid)})) - cpu_before
+    if server.database_pid is not None:
+        database_after = tree_cpu_s(sorted({*database_pids, *tree(server.database_pid)}))
+        server.database_cpu_s += database_after - database_before
     server.calls += calls
 
 
-async def run(sequential: int = 100, windows: int = 2, litellm: bool = True) -> Report:
-    """``litellm=False`` leaves LiteLLM's row out; when it cannot be installed or started, its row says why."""
+async def run(sequential: int = 100, windows: int = 2, litellm: bool = True, postgres: bool = True) -> Report:
+    """``litellm=False`` leaves LiteLLM's row out, ``postgres=False`` the PostgreSQL row; when either cannot be
+    had (installed, started), its row says why."""
     litellm_command, skipped = None, None
     if litellm:
         try:
             litellm_command = await anyio.to_thread.run_sync(litellm_proxy.provision)
         except litellm_proxy.Unavailable as exc:
             skipped = str(exc)
-    with tempfile.TemporaryDirectory(prefix="colibri-bench-floors-") as tmp:
+    # Closed last: the servers stop before their database does.
+    with ExitStack() as databases, tempfile.TemporaryDirectory(prefix="colibri-bench-floors-") as tmp:
+        database, postgres_skipped = await _postgres_database(databases) if postgres else (None, None)
         directory = Path(tmp)
         async with lean_upstream(0.0) as upstream:
             env = {**(router_parameters(upstream.kimi_base_url, upstream.url).env or {}), "PATH": os.environ["PATH"]}
-            sqlite_env = {**env, "COLIBRI_STATE_DIR": str(directory / "sqlite")}
-            off_env = {**env, "COLIBRI_STATE_DIR": str(directory / "off"), "COLIBRI_STORE": "off"}
-            ports = [free_port() for _ in range(5)]
+            ports = [free_port() for _ in range(6)]
+
+            def serve(name: str, port: int, **settings: str) -> tuple[str, list[str], dict[str, str]]:
+                command = [SERVER_COMMAND, "serve", "--http", "--port", str(port)]
+                return name, command, {**env, "COLIBRI_STATE_DIR": str(directory / f"state-{port}"), **settings}
+
             commands = [
                 (
                     "bare SDK server, trivial tool",
@@ -131,17 +159,11 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True) -> 
                     [sys.executable, str(FLOOR_SERVERS), "relay", str(ports[1]), upstream.url],
                     env,
                 ),
-                (
-                    "serve --http, SQLite ledger",
-                    [SERVER_COMMAND, "serve", "--http", "--port", str(ports[2])],
-                    sqlite_env,
-                ),
-                (
-                    "serve --http, COLIBRI_STORE=off",
-                    [SERVER_COMMAND, "serve", "--http", "--port", str(ports[3])],
-                    off_env,
-                ),
+                serve(SQLITE_ROW, ports[2]),
+                serve(STORE_OFF_ROW, ports[3], COLIBRI_STORE="off"),
             ]
+            if database is not None:  # the way a team points its server at PostgreSQL
+                commands.append(serve(POSTGRES_ROW, ports[4], COLIBRI_DATABASE_URL=database.url))
             with ExitStack() as processes:
                 servers = [
                     _Server(
@@ -150,8 +172,10 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True) -> 
                     )
                     for i, (name, command, server_env) in enumerate(commands)
                 ]
+                if database is not None:
+                    servers[-1].database_pid = database.postmaster
                 if litellm_command is not None:
-                    proxy = litellm_proxy.spawned_proxy(litellm_command, upstream.kimi_base_url, directory, ports[4])
+                    proxy = litellm_proxy.spawned_proxy(litellm_command, upstream.kimi_base_url, directory, ports[5])
                     try:
                         url, pid = processes.enter_context(proxy)
                     except RuntimeError as exc:  # it exited, or was not ready within a minute
@@ -160,7 +184,15 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True) -> 
                     else:
                         servers.append(_Server(litellm_proxy.NAME, url, pid, mcp=False))
                 await _measure(servers, sequential, windows)
-    return _report(servers, sequential, windows, litellm, skipped)
+    return _report(servers, sequential, windows, litellm, skipped, postgres=postgres, postgres_skipped=postgres_skipped)
+
+
+async def _postgres_database(stack: ExitStack) -> tuple[postgres_db.Database | None, str | None]:
+    """The PostgreSQL row's database, kept until ``stack`` closes; or None and the reason there is none."""
+    try:
+        return await anyio.to_thread.run_sync(stack.enter_context, postgres_db.database()), None
+    except postgres_db.Unavailable as exc:
+        return None, str(exc)
 
 
 async def _measure(servers: list[_Server], sequential: int, windows: int) -> None:
@@ -180,8 +212,19 @@ async def _measure(servers: list[_Server], sequential: int, windows: int) -> Non
                 await _window(server, callers[id(server)])
 
 
-def _report(servers: list[_Server], sequential: int, windows: int, litellm: bool, skipped: str | None) -> Report:
+def _report(
+    servers: list[_Server],
+    sequential: int,
+    windows: int,
+    litellm: bool,
+    skipped: str | None,
+    *,
+    postgres: bool = True,
+    postgres_skipped: str | None = None,
+) -> Report:
+    """The rows; ``skipped`` and ``postgres_skipped`` say why LiteLLM's and the PostgreSQL row did not run."""
     relay = servers[1]
+    store_off = next((s for s in servers if s.name == STORE_OFF_ROW), None)
     proxy = next((s for s in servers if not s.mcp), None)
     rows = []
     for server in servers:
@@ -191,8 +234,14 @@ def _report(servers: list[_Server], sequential: int, windows: int, litellm: bool
             f"({server.per_second / relay.per_second:.2f}x the relay floor); "
             f"server CPU {ms(server.cpu_per_call_s)} per call"
         )
+        if server.name == POSTGRES_ROW and server.database_pid is not None:
+            measured += f" (+{ms(server.database_cpu_per_call_s)} in PostgreSQL)"
+        ledger_cost = None
+        if store_off is not None and server.name in (SQLITE_ROW, POSTGRES_ROW):
+            ledger_cost = server.cpu_per_call_s - store_off.cpu_per_call_s
+            measured += f"; ledger cost {ms(ledger_cost, sign=True)} CPU per call (row - store-off row)"
         target, met = "— (floor)", None
-        if server.name.endswith("SQLite ledger"):
+        if server.name == SQLITE_ROW:
             target = "≥ 0.9x relay calls/s; CPU ≤ relay + 0.4 ms; p50 ≤ relay + 0.8 ms"
             met = (
                 server.per_second >= 0.9 * relay.per_second
@@ -204,32 +253,59 @@ def _report(servers: list[_Server], sequential: int, windows: int, litellm: bool
                     f"; {server.per_second / proxy.per_second:.2f}x LiteLLM's calls/s, "
                     f"{p50 / median(proxy.sequential_s):.2f}x its p50"
                 )
-        elif "STORE=off" in server.name or not server.mcp:
+        elif server.name == POSTGRES_ROW:
+            target = "ledger ≤ 0.2 ms per call"
+            met = None if ledger_cost is None else ledger_cost <= LEDGER_TARGET_S
+            measured += (
+                f"; {postgres_db.FSYNC_NOTE}"
+                if server.database_pid is not None
+                else f"; PostgreSQL's CPU not measured (the database of {postgres_db.URL_VARIABLE})"
+            )
+        elif server.name == STORE_OFF_ROW or not server.mcp:
             target = "— (information)"
         rows.append(Row(f"9 {server.name}", measured, target, met))
+    if postgres_skipped is not None:
+        rows.append(Row(f"9 {POSTGRES_ROW}", f"skipped: {postgres_skipped}", "ledger ≤ 0.2 ms per call", None))
     if skipped is not None:
         rows.append(Row(f"9 {litellm_proxy.NAME}", f"skipped: {skipped}", "— (information)", None))
-    notes = [
+    note = (
         f"9: {sequential} sequential calls per server (interleaved), {windows} windows of {WINDOW_S:g} s per server "
         f"with {CLIENTS} clients (official MCP clients; for LiteLLM, httpx clients streaming /v1/chat/completions); "
         f"lean upstream, latency 0, SSE; CPU of each server's process tree."
-        + ("" if litellm else " LiteLLM left out (--no-litellm).")
-    ]
-    return Report(rows, notes)
+    )
+    if any(server.name == POSTGRES_ROW for server in servers):
+        note += (
+            " PostgreSQL row: the ledger's cost (the target) is the server's CPU per call minus the store-off "
+            "row's; the database's own CPU per call, when measured (its postmaster's process tree over the same "
+            "windows), is shown beside it, not in it."
+        )
+    note += "" if postgres else " PostgreSQL left out (--no-postgres)."
+    note += "" if litellm else " LiteLLM left out (--no-litellm)."
+    return Report(rows, [note])
 
 
-if __name__ == "__main__":
-    import argparse
-
-    from benchmarks.measure import table
-
+def _options(argv: list[str] | None = None) -> dict[str, Any]:
+    """``run``'s arguments from the command line."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.floors", description=__doc__.partition("\n")[0])
     parser.add_argument("--quick", action="store_true", help="20 sequential rounds and 1 window: a smoke test")
     parser.add_argument("--no-litellm", action="store_true", help="leave out LiteLLM's proxy (no install, no row)")
-    args = parser.parse_args()
-    report = anyio.run(
-        lambda: run(sequential=20 if args.quick else 100, windows=1 if args.quick else 2, litellm=not args.no_litellm)
+    parser.add_argument(
+        "--no-postgres", action="store_true", help="leave out the PostgreSQL row (no cluster started, no row)"
     )
+    args = parser.parse_args(argv)
+    return {
+        "sequential": 20 if args.quick else 100,
+        "windows": 1 if args.quick else 2,
+        "litellm": not args.no_litellm,
+        "postgres": not args.no_postgres,
+    }
+
+
+if __name__ == "__main__":
+    from benchmarks.measure import table
+
+    options = _options()
+    report = anyio.run(lambda: run(**options))
     print(table(report.rows))
     for note in report.notes:
         print(note)

@@ -74,7 +74,7 @@ def benchmarks(quick: bool) -> list[Benchmark]:
             "floors",
             "serve --http beside the SDK floors",
             lambda: floors.run(sequential=pick(100, 20), windows=pick(2, 1)),
-            300,  # five servers, and on the first run LiteLLM's install
+            300,  # six servers, a PostgreSQL cluster, and on the first run LiteLLM's install
         ),
         Benchmark("ledger", "ledger row cost", ledger.run, 120),
         Benchmark("memory", "serve --http memory", lambda: memory.run(1_000, pick(10_000, 2_000)), 300),

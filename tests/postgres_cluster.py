@@ -21,8 +21,10 @@ a test can see authentication fail. It is stopped (immediate mode) and deleted w
 As root (CI runs as root), initdb and the server refuse to run: they run as the ``postgres`` system
 user (Debian's package creates it), through ``runuser`` or ``setpriv``, in a directory that user owns.
 
-Without PostgreSQL installed, the tests that need it are skipped with the command that installs it;
-when the ``CI`` variable is set they fail instead: CI must run them.
+Without PostgreSQL installed, :func:`start_cluster` raises :class:`PostgresUnavailable`, and the
+tests that need it are skipped with the command that installs it; when the ``CI`` variable is set they
+fail instead: CI must run them. (Benchmark 9 starts a cluster with :func:`start_cluster` too, outside
+pytest: its PostgreSQL row then says why it was skipped.)
 """
 
 from __future__ import annotations
@@ -72,6 +74,10 @@ synchronous_commit = off
 full_page_writes = off
 max_connections = 300
 """
+
+
+class PostgresUnavailable(Exception):
+    """No cluster can be started here: PostgreSQL is not installed, or cannot run as this user."""
 
 
 class PostgresCluster:
@@ -225,9 +231,13 @@ def find_postgres_bindir() -> Path | None:
 
 
 def start_cluster() -> PostgresCluster:
+    """A running cluster (stop it with :meth:`PostgresCluster.stop`); :class:`PostgresUnavailable` when
+    PostgreSQL is not installed or cannot run as this user."""
     bindir = find_postgres_bindir()
     if bindir is None:
-        _unavailable("PostgreSQL is not installed (no initdb in pg_config --bindir, /usr/lib/postgresql/*/bin or PATH)")
+        raise PostgresUnavailable(
+            "PostgreSQL is not installed (no initdb in pg_config --bindir, /usr/lib/postgresql/*/bin or PATH)"
+        )
     system_user = _server_user()
     directory = Path(tempfile.mkdtemp(prefix="colibri-postgres-"))
     if system_user is not None:
@@ -244,7 +254,10 @@ def start_cluster() -> PostgresCluster:
 
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PostgresCluster]:
-    cluster = start_cluster()
+    try:
+        cluster = start_cluster()
+    except PostgresUnavailable as exc:
+        _unavailable(str(exc))
     try:
         yield cluster
     finally:
@@ -276,9 +289,13 @@ def _server_user() -> str | None:
     try:
         pwd.getpwnam(SYSTEM_USER)
     except KeyError:
-        _unavailable(f"as root, PostgreSQL must run as the {SYSTEM_USER!r} system user, and there is none")
+        raise PostgresUnavailable(
+            f"as root, PostgreSQL must run as the {SYSTEM_USER!r} system user, and there is none"
+        ) from None
     if shutil.which("runuser") is None and shutil.which("setpriv") is None:
-        _unavailable(f"as root, PostgreSQL must run as {SYSTEM_USER!r}, and neither runuser nor setpriv is here")
+        raise PostgresUnavailable(
+            f"as root, PostgreSQL must run as {SYSTEM_USER!r}, and neither runuser nor setpriv is here"
+        )
     return SYSTEM_USER
 
 
