@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
 
 def cpu_s(pid: int) -> float:
     """The process's user and system CPU seconds so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    # Looked up here, not at import: the module is imported (never run) by tests on every platform,
+    # and Windows has no sysconf.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def tree(pid: int) -> list[int]:
