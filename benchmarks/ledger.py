@@ -1,25 +1,28 @@
-"""Benchmark 8: what a ledger row costs the server, one commit per row against grouped commits.
+"""Benchmark 10: what a ledger row costs the server, one commit per row against grouped commits.
 
 In one process, ``WRITERS`` tasks write ledger rows without pause for ``WINDOW_S`` seconds, first one
 row per commit (and per hand-off to SQLite's worker thread: what ``record_call`` did before grouped
 commits), then through ``record_call`` (rows of concurrent calls share a commit), in alternating
 rounds on one SQLite file. Reported: the process's CPU time per row (``time.process_time``, every
-thread included), which is what a row takes from the server's calls, and rows per second. With
-``COLIBRI_BENCH_DATABASE_URL=postgresql://...`` the same runs on that database too.
+thread included), which is what a row takes from the server's calls, and rows per second. The same
+runs on PostgreSQL: the database of ``COLIBRI_BENCH_DATABASE_URL=postgresql://...``, else a throwaway
+cluster (``postgres_db.py``, fsync off; the row is skipped, with the reason, without PostgreSQL). The
+database server's own CPU is not counted here (benchmark 9 shows it).
 Run alone: ``uv run python -m benchmarks.ledger``.
 """
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
 
+from benchmarks import postgres_db
 from benchmarks.measure import Report, Row, median, ms
 from colibri_router.store import LedgerRow
 from colibri_router.store.postgres import PostgresStore
@@ -105,13 +108,17 @@ async def run() -> Report:
             rows += await _compare("SQLite", store)
         finally:
             await store.aclose()
-    url = os.environ.get("COLIBRI_BENCH_DATABASE_URL")
-    if url:
-        postgres = PostgresStore(url, thread_ttl_days=30)
-        try:
-            rows += await _compare("PostgreSQL", postgres)
-        finally:
-            await postgres.aclose()
+    with ExitStack() as stack:
+        try:  # a cluster takes a few seconds to start: off the loop
+            database = await anyio.to_thread.run_sync(stack.enter_context, postgres_db.database())
+        except postgres_db.Unavailable as exc:
+            rows.append(Row("10 ledger row, PostgreSQL", f"skipped: {exc}", "≤ 0.2 ms per call", None))
+        else:
+            postgres = PostgresStore(database.url, thread_ttl_days=30)
+            try:
+                rows += await _compare("PostgreSQL", postgres)
+            finally:
+                await postgres.aclose()
     return Report(rows)
 
 
