@@ -15,12 +15,10 @@ as a fraction of the sequential calls'.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import AsyncExitStack, contextmanager
+from contextlib import AsyncExitStack
 
 from benchmarks.measure import Plan, Report, Row, interleave, median, ms, paired_differences, paired_ratios, percentile
-from benchmarks.upstream import ANSWER, PROMPT, default_logger_to_devnull, lean_upstream
+from benchmarks.upstream import ANSWER, PROMPT, default_logger_to_devnull, environment, lean_upstream
 from colibri_router.calls import serve
 from colibri_router.many import ask_many
 from colibri_router.providers import BUILTIN
@@ -32,21 +30,6 @@ MODELS = {"kimi": "kimi:kimi-k2.6", "deepseek": "deepseek:deepseek-chat", "groq"
 TARGET_ADDED_S = 0.020
 
 
-@contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """Settings are read per call: set these for the run, restore what was there after."""
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 async def run(plan: Plan) -> Report:
     default_logger_to_devnull()
     async with AsyncExitStack() as stack:
@@ -56,7 +39,7 @@ async def run(plan: Plan) -> Report:
             spec = BUILTIN[name]
             env[spec.base_url_env] = upstream.kimi_base_url
             env[spec.key_envs[0]] = f"sk-{name}-bench-0123456789"
-        stack.enter_context(_environment(env))
+        stack.enter_context(environment(env))
         return await _measure(plan)
     raise AssertionError("unreachable")
 

@@ -21,11 +21,8 @@ from __future__ import annotations
 
 import cProfile
 import logging
-import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +31,7 @@ from mcp.server.mcpserver import MCPServer
 
 from benchmarks.floor_servers import floor_server
 from benchmarks.measure import Report, Row
-from benchmarks.upstream import ANSWER, PROMPT, default_logger_to_devnull, lean_upstream, router_parameters
+from benchmarks.upstream import ANSWER, PROMPT, default_logger_to_devnull, environment, lean_upstream, router_parameters
 
 WARM_UP_CALLS = 30
 # The client's validation of a result against the tool's output schema.
@@ -99,21 +96,6 @@ async def _call(client: Client) -> None:
         raise RuntimeError(f"router_call failed: {result}")
 
 
-@contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """``values`` in ``os.environ`` for the block: colibri-router reads its settings at call time."""
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 async def run(calls: int = 200) -> Report:
     from colibri_router.server import build_server
 
@@ -123,9 +105,9 @@ async def run(calls: int = 200) -> Report:
         env = router_parameters(upstream.kimi_base_url, upstream.url).env or {}
         with tempfile.TemporaryDirectory(prefix="colibri-bench-calls-") as state:
             relay = await count(floor_server("relay", upstream.url), calls)
-            with _environment({**env, "COLIBRI_STATE_DIR": state, "COLIBRI_STORE": "off"}):
+            with environment({**env, "COLIBRI_STATE_DIR": state, "COLIBRI_STORE": "off"}):
                 off = await count(build_server(), calls)
-            with _environment({**env, "COLIBRI_STATE_DIR": state, "COLIBRI_STORE": "on"}):
+            with environment({**env, "COLIBRI_STATE_DIR": state, "COLIBRI_STORE": "on"}):
                 sqlite = await count(build_server(), calls)
     rows = [Row("13 relay floor (in process)", _measured(relay, relay), "— (floor)", None)]
     for name, arm in (("COLIBRI_STORE=off", off), ("SQLite ledger", sqlite)):

@@ -39,6 +39,7 @@ __all__ = [
     "LeanUpstream",
     "benchmark_client",
     "default_logger_to_devnull",
+    "environment",
     "kimi_options",
     "lean_upstream",
     "mcp_session",
@@ -115,6 +116,22 @@ def benchmark_client() -> httpx.AsyncClient:
 def kimi_options(base_url: str, client: httpx.AsyncClient) -> KimiCompletionOptions:
     """Adapter options: key and URL passed explicitly, the shared client, default logger."""
     return KimiCompletionOptions(api_key=KIMI_KEY, base_url=base_url, http_client=client)
+
+
+@contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """``values`` in ``os.environ`` for the block (colibri-router reads its settings per call), and
+    what was there before restored after."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @functools.cache
