@@ -6,8 +6,8 @@ commits), then through ``record_call`` (rows of concurrent calls share a commit)
 rounds on one SQLite file. Reported: the process's CPU time per row (``time.process_time``, every
 thread included), which is what a row takes from the server's calls, and rows per second. The same
 runs on PostgreSQL: the database of ``COLIBRI_BENCH_DATABASE_URL=postgresql://...``, else a throwaway
-cluster (``postgres_db.py``, fsync off; the row is skipped, with the reason, without PostgreSQL). The
-database server's own CPU is not counted here (benchmark 9 shows it).
+cluster (``postgres_db.py``: fsync and synchronous_commit off; without PostgreSQL the row is skipped,
+with the reason). The database server's own CPU is not counted here (benchmark 9 shows it).
 Run alone: ``uv run python -m benchmarks.ledger``.
 """
 

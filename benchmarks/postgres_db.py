@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 
 URL_VARIABLE = "COLIBRI_BENCH_DATABASE_URL"
-FSYNC_NOTE = "throwaway cluster, fsync off"
+FSYNC_NOTE = "throwaway cluster, fsync and synchronous_commit off"
 _TESTS = str(Path(__file__).resolve().parent.parent / "tests")
 
 

@@ -65,7 +65,7 @@ def test_the_postgres_rows_target_is_the_servers_ledger_cost_with_the_databases_
     row = _row(report, floors.POSTGRES_ROW)
     assert "server CPU 2.60 ms per call (+0.18 ms in PostgreSQL)" in row.measured
     assert "ledger cost +0.10 ms CPU per call (row - store-off row)" in row.measured
-    assert row.measured.endswith("; throwaway cluster, fsync off")
+    assert row.measured.endswith("; throwaway cluster, fsync and synchronous_commit off")
     assert (row.target, row.met) == ("ledger ≤ 0.2 ms per call", True)
     assert "the database's own CPU per call" in report.notes[0]
 
