@@ -190,8 +190,9 @@ def _calculate(price_provider: str | None, model: str, counts: TokenCounts) -> _
 
     What genai-prices' ``calc_price`` does, in its steps: find the model (genai-prices caches that),
     pick the prices in force now (dated and time-of-day prices stay exact: this runs on every call),
-    then price the usage with them, the one step worth caching (about 25 us a call, mostly usage
-    validation and decomposition): it is a pure function of those prices and the counts, so it is
+    adjust the usage of the few models billed by the second (token counts hold nothing it adjusts),
+    then price the usage with them: the one step worth caching (about 25 us a call, mostly usage
+    validation and decomposition). That is a pure function of those prices and the counts, so it is
     cached on them (see :func:`_total`). New price data brings new price objects, hence new entries.
     """
     from genai_prices import data_snapshot
@@ -202,25 +203,15 @@ def _calculate(price_provider: str | None, model: str, counts: TokenCounts) -> _
         references.append(model.rsplit("/", 1)[1])
     for reference in references:
         try:
-            provider, info = snapshot.find_provider_model(reference, None, price_provider, None)
-            if _has_special_case(provider.id, info.id):
-                total = info.calc_price(_prices_usage(counts), provider).total_price
-            else:
-                total = _total(info.get_prices(datetime.now(tz=UTC)), counts)
+            _provider, info = snapshot.find_provider_model(reference, None, price_provider, None)
+            total = _total(info.get_prices(datetime.now(tz=UTC)), counts)
         except LookupError:
             continue
         except ValueError as exc:
             # Only fetched price data can hold a price genai-prices cannot apply; the call stands.
             return f"price data for {_label(price_provider, model)} is unusable ({exc}); cost_usd is null"
-        fetched = (snapshot.timestamp if snapshot.from_auto_update else None) is not None
-        return _Calculation(total, fetched)
+        return _Calculation(total, fetched=snapshot.from_auto_update)
     return f"no price known for {_label(price_provider, model)}; cost_usd is null"
-
-
-def _has_special_case(provider_id: str, model_id: str) -> bool:
-    """Where genai-prices' ModelInfo.calc_price adjusts the usage before pricing it (Groq's Whisper
-    bills at least 10 s): priced its own way, uncached."""
-    return provider_id == "groq" and model_id.startswith("whisper")
 
 
 _TOTALS_LIMIT = 1024

@@ -488,6 +488,7 @@ PRICED_MODELS = [
     (None, "gpt-4o"),
     ("openrouter", "moonshotai/kimi-k2"),
     ("openai", "no-such-model"),
+    ("groq", "whisper-large-v3"),  # genai-prices adjusts its usage's audio seconds: tokens have none
 ]
 
 
