@@ -8,10 +8,9 @@ The shell decides who the caller is; the services only use it.
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 
-from colibri_router.environment import values_of
+from colibri_router.environment import user_id, values_of
 
 # What getpass.getuser() reads, in its order, before it asks the password database.
 _LOGIN_VARIABLES = ("LOGNAME", "USER", "LNAME", "USERNAME")
@@ -38,12 +37,7 @@ def local_principal() -> str:
     at once; only an edit of the password entry of the same uid under a running server is not.
     """
     login = values_of(_LOGIN_NAMES)
-    return _principal(tuple(login.get(name) for name in _LOGIN_VARIABLES), _uid())
-
-
-def _uid() -> int | None:
-    getuid = getattr(os, "getuid", None)  # POSIX only
-    return getuid() if getuid is not None else None
+    return _principal(tuple(login.get(name) for name in _LOGIN_VARIABLES), user_id())
 
 
 @functools.lru_cache(maxsize=8)

@@ -37,3 +37,11 @@ def _encoded(names: frozenset[str]) -> dict[Any, str]:
     """The key ``os.environ`` files each name under (bytes on POSIX, upper case on Windows) → the name."""
     encode: Callable[[str], Any] = os.environ.encodekey
     return {encode(name): name for name in names}
+
+
+def user_id() -> int | None:
+    """The process's user id (POSIX), None where there is none (Windows): with the variables it reads,
+    what a cached answer derived from the password database (the home directory, the login name)
+    depends on."""
+    getuid = getattr(os, "getuid", None)
+    return getuid() if getuid is not None else None

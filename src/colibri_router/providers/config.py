@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from colibri_router.environment import values_of
+from colibri_router.environment import user_id, values_of
 from colibri_router.errors import ConfigError
 from colibri_router.providers.spec import WIRE_NAMES, HostQuirks, ProviderSpec, WireName
 
@@ -70,7 +70,7 @@ def load_config(builtin_names: frozenset[str]) -> ConfigFile:
 def config_path() -> Path:
     """The config file's path as the environment says now (it may not exist)."""
     read = values_of(_PATH_VARIABLES)
-    return _config_path(read.get("COLIBRI_CONFIG"), read.get("XDG_CONFIG_HOME"), _home_variables(read), _uid())
+    return _config_path(read.get("COLIBRI_CONFIG"), read.get("XDG_CONFIG_HOME"), _home_variables(read), user_id())
 
 
 @functools.lru_cache(maxsize=8)
@@ -95,11 +95,6 @@ _PATH_VARIABLES = frozenset({"COLIBRI_CONFIG", "XDG_CONFIG_HOME", *_HOME_VARIABL
 
 def _home_variables(read: dict[str, str]) -> tuple[str | None, ...]:
     return tuple(read.get(name) for name in _HOME_VARIABLES)
-
-
-def _uid() -> int | None:
-    getuid = getattr(os, "getuid", None)  # POSIX only
-    return getuid() if getuid is not None else None
 
 
 @functools.lru_cache(maxsize=4)
