@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import getpass
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -48,10 +49,7 @@ PATH_ENVIRONMENTS = st.fixed_dictionaries(
 def test_config_path_is_what_the_environment_says_now(environments: list[dict[str, str]]) -> None:
     for assigned in environments:  # one after another: a cached answer must never outlive its inputs
         with pytest.MonkeyPatch.context() as patch:
-            for name in PATH_NAMES:
-                patch.delenv(name, raising=False)
-            for name, value in assigned.items():
-                patch.setenv(name, value)
+            _only(patch, PATH_NAMES, assigned)
 
             assert config_path() == _uncached_config_path()
 
@@ -60,10 +58,7 @@ def test_config_path_is_what_the_environment_says_now(environments: list[dict[st
 def test_local_principal_is_what_getpass_says_now(environments: list[dict[str, str]]) -> None:
     for assigned in environments:
         with pytest.MonkeyPatch.context() as patch:
-            for name in LOGIN_NAMES:
-                patch.delenv(name, raising=False)
-            for name, value in assigned.items():
-                patch.setenv(name, value)
+            _only(patch, LOGIN_NAMES, assigned)
 
             assert local_principal() == _uncached_principal()
 
@@ -86,3 +81,11 @@ def test_a_changed_home_is_seen_on_the_next_call(monkeypatch: pytest.MonkeyPatch
     assert config_path() == tmp_path / "one" / ".config" / "colibri-router" / "config.toml"
     monkeypatch.setenv("HOME", str(tmp_path / "two"))
     assert config_path() == tmp_path / "two" / ".config" / "colibri-router" / "config.toml"
+
+
+def _only(patch: pytest.MonkeyPatch, names: Iterable[str], assigned: dict[str, str]) -> None:
+    """Of ``names``, exactly those ``assigned`` are set, to their values."""
+    for name in names:
+        patch.delenv(name, raising=False)
+    for name, value in assigned.items():
+        patch.setenv(name, value)
