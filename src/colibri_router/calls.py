@@ -35,6 +35,7 @@ from colibri_router.schema import InputMessage, RouterCallInput, RouterCallResul
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store import (
     BudgetLimits,
+    ExpectedWrite,
     LedgerRow,
     Reservation,
     Store,
@@ -42,7 +43,6 @@ from colibri_router.store import (
     shared_store,
     usd_to_micro,
 )
-from colibri_router.store.grouping import ExpectedWrite
 
 NEW_THREAD = "new"
 # How long a call on a thread waits for another call on the same thread to finish.

@@ -55,6 +55,7 @@ from colibri_router.errors import ConfigError
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.errors import BudgetExceeded, BudgetScope, StoreError, ThreadBusy, ThreadNotFound
+from colibri_router.store.grouping import ExpectedWrite
 from colibri_router.store.money import format_usd, micro_to_usd, usd_to_micro
 from colibri_router.store.records import (
     GroupBy,
@@ -75,6 +76,7 @@ __all__ = [
     "BudgetScope",
     "CancelBroadcast",
     "Clock",
+    "ExpectedWrite",
     "GroupBy",
     "LedgerRow",
     "Reservation",

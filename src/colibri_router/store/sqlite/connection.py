@@ -12,15 +12,15 @@ timeout makes a writer wait for another process's transaction instead of failing
 The file and its directory are created on the first call, never at import or construction. Any
 ``sqlite3`` or OS error becomes a :class:`StoreError` carrying the path and the cause.
 
-One exception to "never the event loop": :meth:`SqliteDatabase.write`, for the ledger's grouped
-rows (a few inserts, well under a millisecond), runs on the event loop when it cannot wait: the
+One exception to "never the event loop": :meth:`SqliteDatabase.write`, for the ledger's grouped rows
+(a few inserts, well under a millisecond), runs on the event loop when it cannot wait: the
 connection open and idle (no thread holds it) and the write lock free at once (a busy timeout of 0
 on the loop, the full one in the thread, each set when the connection changes sides; a busy file
-sends the write to the thread as before). The hand-off to a thread
-cost more than the write (issue 22: ~0.3-0.4 ms of CPU per call, in thread wake-ups and GIL
-hand-overs). What could still block the loop is a checkpoint's fsync, so this connection never
-checkpoints by itself at a commit (``wal_autocheckpoint=0``): every ``CHECKPOINT_EVERY`` units of
-work, a passive checkpoint runs in the worker thread instead.
+sends the write to the thread as before). The hand-off to a thread cost more than the write (issue
+22: ~0.3-0.4 ms of CPU per call, in thread wake-ups and GIL hand-overs). What could still block the
+loop is a checkpoint's fsync, so this connection never checkpoints by itself at a commit
+(``wal_autocheckpoint=0``): every ``CHECKPOINT_EVERY`` units of work, a passive checkpoint runs in
+the worker thread instead.
 """
 
 from __future__ import annotations
