@@ -40,11 +40,13 @@ __all__ = [
     "benchmark_client",
     "default_logger_to_devnull",
     "environment",
+    "free_port",
     "kimi_options",
     "lean_upstream",
     "mcp_session",
     "router_parameters",
     "server_pool_limits",
+    "spawned_http",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -88,7 +88,7 @@ async def _measure(servers: list[tuple[int, str, int]], windows: int) -> Report:
 
 
 if __name__ == "__main__":
-    from benchmarks.run import table
+    from benchmarks.measure import table
 
     report = anyio.run(lambda: run(windows=2 if "--quick" in sys.argv else WINDOWS))
     print(table(report.rows))
