@@ -155,11 +155,15 @@ async def test_a_cancellation_posted_on_its_own_request_closes_the_upstreamtools
     fake_upstream.kimi.enqueue(kimi_text("too late", hold_open_s=30))
     auth = {name: {**MCP_HEADERS, "Authorization": f"Bearer {token}"} for name, token in tokens.items()}
     cancel = cancellation(7)
+    answers: list[httpx.Response] = []
     with http_server(server_env, server_log) as url:
         async with httpx.AsyncClient(timeout=30) as client:
-            long_call = tools_call(7, {"prompt": "long"})
-            async with client.stream("POST", url, json=long_call, headers=auth["alice"]) as call:
-                assert call.status_code == 200
+
+            async def long_call() -> None:
+                answers.append(await client.post(url, json=tools_call(7, {"prompt": "long"}), headers=auth["alice"]))
+
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(long_call)
                 await _wait_for(lambda: len(fake_upstream.kimi.requests) == 1)
                 # bob's request 7 is another call: his cancellation must not touch alice's.
                 assert (await client.post(url, json=cancel, headers=auth["bob"])).status_code == 202
@@ -167,28 +171,54 @@ async def test_a_cancellation_posted_on_its_own_request_closes_the_upstreamtools
                 assert (await client.post(url, json=cancel, headers=auth["alice"])).status_code == 202
                 cancelled_at = time.monotonic()
                 disconnect = await anyio.to_thread.run_sync(fake_upstream.wait_disconnect, 5.0)
-                answer = (await call.aread()).decode()
             after = await client.post(url, json=tools_call(8, {"prompt": "next"}), headers=auth["alice"])
     assert disconnect is not None, "the upstream never saw the connection drop"
     assert disconnect.at - cancelled_at < 1.0
-    assert '"code":-32800' in answer.replace(" ", "")  # answered like the SDK answers a cancelled request
+    assert '"code":-32800' in answers[0].text.replace(" ", "")  # answered like the SDK answers a cancelled request
     assert "echo: next" in after.text
 
 
-async def test_closing_the_response_stream_cancels_thetools_call(
-    fake_upstream: FakeUpstream, server_env: dict[str, str], server_log: Path
+@pytest.mark.parametrize("progress", [False, True], ids=["one JSON answer", "SSE stream"])
+async def test_closing_the_connection_cancels_thetools_call(
+    fake_upstream: FakeUpstream, server_env: dict[str, str], server_log: Path, progress: bool
 ) -> None:
     fake_upstream.kimi.enqueue(kimi_text("too late", hold_open_s=30))
+    call = tools_call(1, {"prompt": "long"})
+    if progress:
+        call["params"]["_meta"] = {"progressToken": "p1"}
     with http_server(server_env, server_log) as url:
         async with httpx.AsyncClient(timeout=30) as client:
-            async with client.stream("POST", url, json=tools_call(1, {"prompt": "long"}), headers=MCP_HEADERS):
+            async with anyio.create_task_group() as calls:
+                # Cancelling the request closes its connection, with or without an answer's headers.
+                calls.start_soon(lambda: client.post(url, json=call, headers=MCP_HEADERS))
                 await _wait_for(lambda: len(fake_upstream.kimi.requests) == 1)
+                calls.cancel_scope.cancel()
             closed_at = time.monotonic()
             disconnect = await anyio.to_thread.run_sync(fake_upstream.wait_disconnect, 5.0)
             after = await client.post(url, json=tools_call(2, {"prompt": "next"}), headers=MCP_HEADERS)
     assert disconnect is not None, "the upstream never saw the connection drop"
     assert disconnect.at - closed_at < 1.0
     assert "echo: next" in after.text
+
+
+async def test_a_call_without_a_progress_token_is_one_json_answer_and_one_with_it_a_stream(
+    fake_upstream: FakeUpstream, server_env: dict[str, str], server_log: Path
+) -> None:
+    streamed = tools_call(2, {"prompt": "streamed"})
+    streamed["params"]["_meta"] = {"progressToken": "p2"}
+    with http_server(server_env, server_log) as url:
+        async with httpx.AsyncClient(timeout=30) as client:
+            single = await client.post(url, json=tools_call(1, {"prompt": "single"}), headers=MCP_HEADERS)
+            stream = await client.post(url, json=streamed, headers=MCP_HEADERS)
+            tools_list = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+            listed = await client.post(url, json=tools_list, headers=MCP_HEADERS)
+    assert single.headers["content-type"] == "application/json"
+    assert single.json()["id"] == 1
+    assert single.json()["result"]["structuredContent"]["content"] == "echo: single"
+    assert stream.headers["content-type"].startswith("text/event-stream")
+    assert "event: message" in stream.text and "echo: streamed" in stream.text
+    assert listed.headers["content-type"] == "application/json"
+    assert "router_call" in {tool["name"] for tool in listed.json()["result"]["tools"]}
 
 
 async def test_the_official_client_abandoning_a_call_cancels_it(

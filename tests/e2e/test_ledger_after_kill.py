@@ -24,13 +24,15 @@ pytestmark = pytest.mark.e2e
 CLIENTS = 8
 
 
-def _answered(body: str) -> bool:
-    """Whether an SSE answer holds a successful tools/call result."""
-    for line in body.splitlines():
-        if line.startswith("data: "):
-            message = json.loads(line[6:])
-            if message.get("id") is not None and "result" in message:
-                return not message["result"].get("isError", False)
+def _answered(response: httpx.Response) -> bool:
+    """Whether an answer (one JSON body, or an SSE stream) holds a successful tools/call result."""
+    if response.headers["content-type"] == "application/json":
+        messages = [response.json()]
+    else:
+        messages = [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
+    for message in messages:
+        if message.get("id") is not None and "result" in message:
+            return not message["result"].get("isError", False)
     return False
 
 
@@ -84,7 +86,7 @@ async def test_every_answered_call_has_its_row_after_a_sigkill(
                         response = await client.post(endpoint, json=call, headers=MCP_HEADERS)
                     except httpx.TransportError:
                         return  # the server is gone
-                    if response.status_code == 200 and _answered(response.text):
+                    if response.status_code == 200 and _answered(response):
                         answered += 1
 
             async with anyio.create_task_group() as group:

@@ -1,8 +1,6 @@
 """``colibri-router serve --http``: the same tools over the SDK's Streamable HTTP transport, for a team.
 
-Stateless (any replica answers any request, no sticky sessions) and with SSE responses (never the
-JSON-response mode, which drops the progress notifications that keep long calls alive in hosts).
-What this module adds to the SDK's app:
+Stateless: any replica answers any request, no sticky sessions. What this module adds to the SDK's app:
 
 - **Who is calling.** With ``COLIBRI_HTTP_TOKENS_FILE``, every request needs ``Authorization: Bearer
   <token>``; the SDK's bearer middleware asks :class:`TokensVerifier`, answers 401 itself and serves
@@ -11,11 +9,9 @@ What this module adds to the SDK's app:
   protection; on loopback without them only localhost is accepted.
 - **Refusals at start-up**, each saying why: a non-loopback address without allowed hosts, or
   without a tokens file (unless ``--insecure-no-auth``); a database this install cannot use.
-- **Cancellation.** In stateless mode a ``notifications/cancelled`` arrives on a POST of its own,
-  which the SDK acknowledges and drops. :class:`CancelRouting` sees it once the SDK has accepted it
-  (202: auth, Host and protocol checks passed) and cancels the call by (caller, request id) in this
-  process, or publishes the key to the other replicas when the store can broadcast (PostgreSQL
-  ``NOTIFY``); each process listens for those keys for its whole life (the server's lifespan).
+- **The MCP path's POSTs** (:mod:`.posts`): one JSON body for a call that asked for no progress, an
+  SSE stream otherwise; a ``notifications/cancelled`` cancels its call here or at another replica.
+  Each process listens for the other replicas' cancellations for its whole life (the app's lifespan).
 - ``GET /healthz`` for load balancers, without auth; ``/readyz`` and ``/metrics`` (see
   :mod:`.operations`).
 """
@@ -32,23 +28,23 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.routing import Route
 
 from colibri_router import __version__, observability
-from colibri_router.errors import ColibriError, ConfigError
-from colibri_router.inflight import call_key
+from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
 from colibri_router.observability.metrics import Metrics
-from colibri_router.server.identity import caller_name
 from colibri_router.server.operations import add_operator_routes, shared_metrics_directory
+from colibri_router.server.posts import McpPosts
 from colibri_router.server.tools import IN_FLIGHT, build_server
 from colibri_router.server.warm import prepare_to_serve
 from colibri_router.settings import Settings, comma_list, load_settings
@@ -57,8 +53,6 @@ from colibri_router.tokens import TokensFile
 
 # Where a parent hands the options to its uvicorn workers (each builds its own app).
 OPTIONS_VARIABLE = "COLIBRI_HTTP_SERVE_OPTIONS"
-# A cancellation is a few hundred bytes; a body larger than this is a request, never read here.
-_LARGEST_CANCEL_BODY = 8192
 GRACEFUL_SHUTDOWN_S = 30
 _LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 _LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
@@ -159,95 +153,17 @@ class TokensVerifier:
         return None if name is None else AccessToken(token=token, client_id=name, scopes=[])
 
 
-class CancelRouting:
-    """ASGI middleware, innermost: after the SDK accepted a ``notifications/cancelled`` POST (202),
-    cancel the call it names, here or at another replica."""
-
-    def __init__(self, app: ASGIApp, path: str) -> None:
-        self.app = app
-        self.path = path
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
-            await self.app(scope, receive, send)
-            return
-        size = next((int(v) for k, v in scope["headers"] if k == b"content-length" and v.isdigit()), None)
-        if size is None or size > _LARGEST_CANCEL_BODY:
-            await self.app(scope, receive, send)
-            return
-        body, replay = await _read_body(receive)
-        key = _cancelled_key(body)
-        status = 0
-
-        async def watch(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        await self.app(scope, replay, watch if key else send)
-        if key and status == 202:
-            await route_cancel(key)
-
-
-async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
-    """The whole request body, and a ``receive`` that hands it to the app again."""
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"".join(chunks), receive
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    messages: list[Message] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
-
-    async def replay() -> Message:
-        return messages.pop() if messages else await receive()
-
-    return messages[0]["body"], replay
-
-
-def _cancelled_key(body: bytes) -> str | None:
-    """The call a ``notifications/cancelled`` names, keyed by the caller the SDK's auth middleware
-    (outside this one) identified; None for any other body."""
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(message, dict) or message.get("method") != "notifications/cancelled":
-        return None
-    params = message.get("params")
-    request_id = params.get("requestId") if isinstance(params, dict) else None
-    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
-        return None
-    return call_key(caller_name(), request_id)
-
-
-async def route_cancel(key: str) -> None:
-    """Cancel the call here; else tell the other replicas (their listeners cancel it). A failure is
-    logged, never raised: the notification was already acknowledged."""
-    if IN_FLIGHT.cancel(key):
-        return
-    try:
-        store = shared_store(load_settings())
-        if isinstance(store, CancelBroadcast):
-            await store.publish_cancel(key)
-    except ColibriError as error:
-        get_logger(__name__).warning("could not pass a cancellation to the other replicas", error=str(error))
-
-
 @contextlib.asynccontextmanager
-async def _listen_for_cancels(_server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
+async def _listen_for_cancels() -> AsyncIterator[None]:
     """For the process's life: cancellations published by the other replicas reach this one. At its
     end, a worker's in-flight gauge goes (multiprocess metrics)."""
     try:
         store = shared_store(load_settings())
         if not isinstance(store, CancelBroadcast):
-            yield {}
+            yield
             return
         async with store.cancel_listener(IN_FLIGHT.cancel):
-            yield {}
+            yield
     finally:
         Metrics.process_ended()
 
@@ -269,7 +185,7 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
             "token_verifier": TokensVerifier(decided.tokens),
         }
     observability.install_traces_if_configured()  # each worker process has its own exporter
-    server = build_server(lifespan=_listen_for_cancels, **auth)
+    server = build_server(**auth)
     server.custom_route("/healthz", methods=["GET"])(_health)
     add_operator_routes(server, tokens=decided.tokens is not None)
     app = server.streamable_http_app(
@@ -279,8 +195,7 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
         transport_security=decided.security,
         host=options.host,
     )
-    # Innermost, after the SDK's authentication, so that it knows who sent a cancellation.
-    app.user_middleware.append(Middleware(CancelRouting, path=options.path))
+    _answer_posts_here(app, options.path)
     if observability.tracing():
         from colibri_router.observability.traces import ContinueHttpTrace
 
@@ -289,6 +204,30 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
     for name in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
         logging.getLogger(name).setLevel(max(logging.getLogger().level, logging.WARNING))
     return app
+
+
+def _answer_posts_here(app: Starlette, path: str) -> None:
+    """Put :class:`McpPosts` where the SDK's endpoint was (behind its bearer check, which stays), with a
+    second session manager of the same server for JSON answers, and run both for the app's life."""
+    route = next(route for route in app.routes if isinstance(route, Route) and route.path == path)
+    holder: Any = route.app if isinstance(route.app, RequireAuthMiddleware) else route
+    streamed: StreamableHTTPSessionManager = holder.app.session_manager
+    single = StreamableHTTPSessionManager(
+        app=streamed.app,
+        json_response=True,
+        stateless=True,
+        security_settings=streamed.security_settings,
+        max_request_body_size=streamed.max_request_body_size,
+    )
+    holder.app = McpPosts(streamed, single)
+    sdk_lifespan = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with sdk_lifespan(app), single.run(), _listen_for_cancels():
+            yield
+
+    app.router.lifespan_context = lifespan
 
 
 def app_from_environment() -> Starlette:
