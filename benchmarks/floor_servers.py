@@ -3,8 +3,10 @@
 ``trivial``: one tool that answers at once. ``relay``: one tool that makes the same upstream call as
 ``router_call`` (an httpx stream of the lean upstream's SSE answer, its content deltas joined) and
 nothing else: no routing, no ledger, no pricing. Benchmark 9 runs ``python floor_servers.py MODE
-PORT UPSTREAM_URL``: stateless Streamable HTTP on ``/mcp`` with SSE answers (as ``serve --http``
-serves) and ``/healthz``. Benchmark 13 takes :func:`floor_server` in process.
+PORT UPSTREAM_URL``: stateless Streamable HTTP on ``/mcp`` and ``/healthz``, answering with SSE as
+the SDK does by default; ``relay-json`` is the relay in the SDK's JSON-response mode, the shape in
+which ``serve --http`` answers a call without a progress token. Benchmark 13 takes
+:func:`floor_server` in process.
 """
 
 from __future__ import annotations
@@ -56,9 +58,10 @@ def floor_server(mode: str, upstream: str) -> MCPServer:
 
 
 def build(mode: str, upstream: str) -> object:
-    """The floor as ``serve --http`` serves: stateless Streamable HTTP with SSE answers."""
-    return floor_server(mode, upstream).streamable_http_app(
-        streamable_http_path="/mcp", stateless_http=True, json_response=False
+    """The floor as an HTTP app: stateless Streamable HTTP, SSE answers unless ``mode`` ends in ``-json``."""
+    tool, _, answers = mode.partition("-")
+    return floor_server(tool, upstream).streamable_http_app(
+        streamable_http_path="/mcp", stateless_http=True, json_response=answers == "json"
     )
 
 

@@ -1,8 +1,10 @@
 """Benchmark 9: ``serve --http`` beside the bare SDK floors and LiteLLM's proxy, measured from outside, in one run.
 
-Six servers run at once against the same lean upstream (latency 0, SSE): a bare SDK stateless
+Seven servers run at once against the same lean upstream (latency 0, SSE): a bare SDK stateless
 Streamable HTTP server with a trivial tool; the same with a tool that makes the same upstream call and
-nothing else (the relay floor, ``floor_servers.py``); ``colibri-router serve --http`` with its SQLite
+nothing else (the relay floor, ``floor_servers.py``, answering with SSE as the SDK does by default); the
+relay in the SDK's JSON-response mode, which is how ``serve --http`` answers a call without a progress
+token (so the SQLite row also says how far it is from that floor); ``colibri-router serve --http`` with its SQLite
 ledger; the same with ``COLIBRI_STORE=off``; the same with its ledger in PostgreSQL
 (``COLIBRI_DATABASE_URL``: ``COLIBRI_BENCH_DATABASE_URL``'s database, else a throwaway cluster whose own
 CPU is measured too, ``postgres_db.py``; skipped with a reason when there is neither; ``--no-postgres``
@@ -47,6 +49,7 @@ FLOOR_SERVERS = Path(__file__).with_name("floor_servers.py")
 SQLITE_ROW = "serve --http, SQLite ledger"
 STORE_OFF_ROW = "serve --http, COLIBRI_STORE=off"
 POSTGRES_ROW = "serve --http, PostgreSQL ledger"
+JSON_FLOOR_ROW = "bare SDK relay, JSON answers"
 LEDGER_TARGET_S = 0.0002  # issue 22: the ledger's cost at most 0.2 ms per call
 LEDGER_TARGET = f"ledger ≤ {LEDGER_TARGET_S * 1000:g} ms per call"
 Caller = Callable[[], Awaitable[None]]  # one call by one client; raises unless it was answered
@@ -143,7 +146,7 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True, pos
         directory = Path(tmp)
         async with lean_upstream(0.0) as upstream:
             env = {**(router_parameters(upstream.kimi_base_url, upstream.url).env or {}), "PATH": os.environ["PATH"]}
-            ports = [free_port() for _ in range(6)]
+            ports = [free_port() for _ in range(7)]
 
             def serve(name: str, port: int, **settings: str) -> tuple[str, list[str], dict[str, str]]:
                 command = [SERVER_COMMAND, "serve", "--http", "--port", str(port)]
@@ -160,11 +163,16 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True, pos
                     [sys.executable, str(FLOOR_SERVERS), "relay", str(ports[1]), upstream.url],
                     env,
                 ),
-                serve(SQLITE_ROW, ports[2]),
-                serve(STORE_OFF_ROW, ports[3], COLIBRI_STORE="off"),
+                (
+                    JSON_FLOOR_ROW,
+                    [sys.executable, str(FLOOR_SERVERS), "relay-json", str(ports[2]), upstream.url],
+                    env,
+                ),
+                serve(SQLITE_ROW, ports[3]),
+                serve(STORE_OFF_ROW, ports[4], COLIBRI_STORE="off"),
             ]
             if database is not None:  # the way a team points its server at PostgreSQL
-                commands.append(serve(POSTGRES_ROW, ports[4], COLIBRI_DATABASE_URL=database.url))
+                commands.append(serve(POSTGRES_ROW, ports[5], COLIBRI_DATABASE_URL=database.url))
             with ExitStack() as processes:
                 servers = [
                     _Server(
@@ -176,7 +184,7 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True, pos
                 if database is not None:
                     servers[-1].database_pid = database.postmaster
                 if litellm_command is not None:
-                    proxy = litellm_proxy.spawned_proxy(litellm_command, upstream.kimi_base_url, directory, ports[5])
+                    proxy = litellm_proxy.spawned_proxy(litellm_command, upstream.kimi_base_url, directory, ports[6])
                     try:
                         url, pid = processes.enter_context(proxy)
                     except RuntimeError as exc:  # it exited, or was not ready within a minute
@@ -225,6 +233,7 @@ def _report(
 ) -> Report:
     """The rows; ``skipped`` and ``postgres_skipped`` say why LiteLLM's and the PostgreSQL row did not run."""
     relay = servers[1]
+    json_floor = next((s for s in servers if s.name == JSON_FLOOR_ROW), None)
     store_off = next((s for s in servers if s.name == STORE_OFF_ROW), None)
     proxy = next((s for s in servers if not s.mcp), None)
     rows = []
@@ -249,6 +258,12 @@ def _report(
                 and server.cpu_per_call_s <= relay.cpu_per_call_s + 0.0004
                 and p50 <= median(relay.sequential_s) + 0.0008
             )
+            if json_floor is not None:
+                measured += (
+                    f"; against the JSON-answer relay: {server.per_second / json_floor.per_second:.2f}x its calls/s, "
+                    f"CPU {ms(server.cpu_per_call_s - json_floor.cpu_per_call_s, sign=True)}, "
+                    f"p50 {ms(p50 - median(json_floor.sequential_s), sign=True)}"
+                )
             if proxy is not None:
                 measured += (
                     f"; {server.per_second / proxy.per_second:.2f}x LiteLLM's calls/s, "
@@ -262,7 +277,7 @@ def _report(
                 if server.database_pid is not None
                 else f"; PostgreSQL's CPU not measured (the database of {postgres_db.URL_VARIABLE})"
             )
-        elif server.name == STORE_OFF_ROW or not server.mcp:
+        elif server.name in (STORE_OFF_ROW, JSON_FLOOR_ROW) or not server.mcp:
             target = "— (information)"
         rows.append(Row(f"9 {server.name}", measured, target, met))
     if postgres_skipped is not None:

@@ -87,6 +87,18 @@ def test_the_sqlite_row_shows_its_ledger_cost_and_keeps_its_targets() -> None:
         assert "ledger cost" not in _find(rows, name).measured
 
 
+def test_the_sqlite_row_says_how_far_it_is_from_the_json_answer_floor_which_is_information() -> None:
+    servers = _servers(None)
+    servers.insert(2, _server(floors.JSON_FLOOR_ROW, 1.8, p50_s=0.004))
+    servers[3].seconds = 1000 / 900  # the SQLite row: 900 calls/s against the JSON floor's 1000
+    rows = floors._report(servers, 1, 1, False, None).rows
+    sqlite, json_floor = _find(rows, floors.SQLITE_ROW), _find(rows, floors.JSON_FLOOR_ROW)
+    assert "; against the JSON-answer relay: 0.90x its calls/s, CPU +1.20 ms, p50 +1.00 ms" in sqlite.measured
+    assert (json_floor.target, json_floor.met) == ("— (information)", None)
+    without = floors._report(_servers(None), 1, 1, False, None).rows
+    assert "JSON-answer" not in _find(without, floors.SQLITE_ROW).measured
+
+
 def test_a_database_from_the_environment_is_used_but_its_cpu_is_not_measured() -> None:
     row = _row(floors._report(_servers(2.6, database=None), 1, 1, False, None), floors.POSTGRES_ROW)
     assert "in PostgreSQL)" not in row.measured and "fsync" not in row.measured
