@@ -245,9 +245,12 @@ def serve_http(options: HttpOptions, decided: HttpPlan) -> None:
     With several workers, each plans again from the same environment and builds its own app."""
     import uvicorn
 
+    from colibri_router.server.nodelay import NoDelayHTTPProtocol
+
     common: dict[str, Any] = {
         "host": options.host,
         "port": options.port,
+        "http": NoDelayHTTPProtocol,
         "log_config": None,
         "lifespan": "on",
         # On SIGTERM or Ctrl-C, calls in flight get this long to finish (a replica being drained).
