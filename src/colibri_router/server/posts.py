@@ -6,7 +6,7 @@ before), the SDK's stateless transport opens an SSE stream in its default mode. 
 stream can only carry progress notifications, which the SDK sends only for a request whose ``_meta``
 has a progress token: stateless HTTP gives a server no way to ask the client anything. Without a
 token the stream carries the answer alone, yet opening it (a response task, a writer task, memory
-streams, the SSE framing) costs about a third of the server's CPU for a whole ``router_call``. Such a
+streams, the SSE framing) costs about 0.5 ms of server CPU, a fifth of a whole ``router_call``. Such a
 request goes to a second session manager of the same server in JSON-response mode, the shape the
 SDK itself chooses for a quick 2026-07-28 request (those keep the SDK's own choice):
 

@@ -330,6 +330,6 @@ def tools() -> list[Tool]:
 
 
 def build_server(**http: Any) -> MCPServer[Any]:
-    """The server with its tools; ``http`` holds what serving over HTTP adds (auth, lifespan), see
+    """The server with its tools; ``http`` holds what serving over HTTP adds (auth), see
     :mod:`colibri_router.server.http`."""
     return MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools(), **http)
