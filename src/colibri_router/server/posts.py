@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -63,7 +63,8 @@ class McpPosts:
         self.single = single
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] != "POST" or not _readable(scope):
+        readable, accepts_stream = _headers(scope) if scope["method"] == "POST" else (False, False)
+        if not readable:
             await self.streamed.handle_request(scope, receive, send)
             return
         body, replay = await _read_body(receive)
@@ -73,7 +74,7 @@ class McpPosts:
         elif "id" not in message:
             await self._notification(message, scope, replay, send)
         elif _progress_token(message) is None:
-            await _answer_once(self.single, scope, body, receive, send)
+            await _answer_once(self.single, scope, _OneAnswer(body, receive, send, may_stream=accepts_stream))
         else:
             await self.streamed.handle_request(scope, replay, send)
 
@@ -95,16 +96,20 @@ class McpPosts:
             await route_cancel(key)
 
 
-def _readable(scope: Scope) -> bool:
-    """A handshake-era request small enough to read here (the 2026-07-28 ones are the SDK's to shape)."""
+def _headers(scope: Scope) -> tuple[bool, bool]:
+    """Whether the request is a handshake-era one small enough to read here (the 2026-07-28 ones are the
+    SDK's to shape), and whether its client accepts an SSE stream."""
     size = version = None
+    accepts_stream = False
     for name, value in scope["headers"]:
         if name == b"content-length":
             size = int(value) if value.isdigit() else None
         elif name == _PROTOCOL_HEADER:
             version = value.decode("latin-1")
+        elif name == b"accept":
+            accepts_stream = accepts_stream or b"text/event-stream" in value
     handshake_era = version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
-    return handshake_era and size is not None and size <= _LARGEST_READ_BODY
+    return handshake_era and size is not None and size <= _LARGEST_READ_BODY, accepts_stream
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
@@ -164,65 +169,62 @@ async def route_cancel(key: str) -> None:
         get_logger(__name__).warning("could not pass a cancellation to the other replicas", error=str(error))
 
 
-async def _answer_once(
-    manager: StreamableHTTPSessionManager, scope: Scope, body: bytes, receive: Receive, send: Send
-) -> None:
-    """The request through ``manager`` (JSON-response mode), watching the connection meanwhile."""
-    accepts_stream = any(name == b"accept" and b"text/event-stream" in value for name, value in scope["headers"])
-    answer = _LateAnswer(send, may_stream=accepts_stream)
-    gone = anyio.Event()
-    unread: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def body_then_wait() -> Message:
-        # The app reads the body; anything after it is the disconnect this function saw.
-        if unread:
-            return unread.pop()
-        await gone.wait()
-        return {"type": "http.disconnect"}
-
+async def _answer_once(manager: StreamableHTTPSessionManager, scope: Scope, answer: _OneAnswer) -> None:
+    """The request through ``manager`` (JSON-response mode), its connection watched meanwhile."""
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(answer.guard, receive, gone, tasks.cancel_scope)
-        await manager.handle_request(scope, body_then_wait, answer.send)
+        tasks.start_soon(answer.guard, tasks.cancel_scope)
+        await manager.handle_request(scope, answer.receive, answer.send)
         tasks.cancel_scope.cancel()
 
 
-class _LateAnswer:
-    """The ``send`` of one JSON answer that turns into an SSE stream if it is late (see the module)."""
+class _OneAnswer:
+    """The ``receive`` and ``send`` of a request answered in one JSON body, which turn it into an SSE
+    stream if it is late, and the guard that watches its connection (see the module)."""
 
-    def __init__(self, send: Send, *, may_stream: bool) -> None:
+    def __init__(self, body: bytes, receive: Receive, send: Send, *, may_stream: bool) -> None:
+        self._unread: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+        self._receive = receive  # the connection's, its body already read
         self._send = send
         self._may_stream = may_stream  # the client accepts SSE
+        self._state: Literal["waiting", "answering", "streaming", "done"] = "waiting"
+        self._gone = anyio.Event()
         self._lock = anyio.Lock()
-        self._started = self._streaming = self._done = False
         self._held: list[bytes] = []
 
+    async def receive(self) -> Message:
+        """For the app: the body, then the disconnect the guard saw, if it sees one."""
+        if self._unread:
+            return self._unread.pop()
+        await self._gone.wait()
+        return {"type": "http.disconnect"}
+
     async def send(self, message: Message) -> None:
+        final = message["type"] == "http.response.body" and not message.get("more_body", False)
         async with self._lock:
-            if not self._streaming:
-                self._started = True
-                self._done = message["type"] == "http.response.body" and not message.get("more_body", False)
+            if self._state != "streaming":
+                self._state = "done" if final else "answering"
                 await self._send(message)
             elif message["type"] == "http.response.body":  # the JSON response's own start is dropped
                 self._held.append(message.get("body", b""))
-                if not message.get("more_body", False):
-                    self._done = True
+                if final:
+                    self._state = "done"
                     await self._send({"type": "http.response.body", "body": _message_event(b"".join(self._held))})
 
-    async def guard(self, receive: Receive, gone: anyio.Event, call: anyio.CancelScope) -> None:
+    async def guard(self, call: anyio.CancelScope) -> None:
         """Until cancelled: cancel ``call`` when the client goes; keep a late answer's stream alive."""
         while True:
             with anyio.move_on_after(KEEPALIVE_S if self._may_stream else math.inf):
-                while (await receive())["type"] != "http.disconnect":
+                while (await self._receive())["type"] != "http.disconnect":
                     pass
-                if not self._done:  # after the answer, the server's own disconnect: nothing to stop
-                    gone.set()
+                if self._state != "done":  # after the answer, the server's own disconnect: nothing to stop
+                    self._gone.set()
                     call.cancel()
                 return
             async with self._lock:
-                if self._done or (self._started and not self._streaming):
-                    return  # answered, or the answer is being sent
-                if not self._streaming:
-                    self._streaming = True
+                if self._state in ("answering", "done"):
+                    return
+                if self._state == "waiting":
+                    self._state = "streaming"
                     await self._send({"type": "http.response.start", "status": 200, "headers": _STREAM_HEADERS})
                 await self._send({"type": "http.response.body", "body": b": keepalive\n\n", "more_body": True})
 
