@@ -1,9 +1,12 @@
 """The real command-line agents for the end-to-end tests: where they are, and homes that keep them off
 the machine's own logins and configuration.
 
-``tests/agent-clis/package.json`` pins the versions; ``.ci/run`` installs them (``npm ci``), and
-:func:`agent_bin_dir` installs them on first use where Node is present but they are not yet. Only
-where Node itself is missing do the tests skip, saying why.
+``tests/agent-clis/package.json`` pins the versions (about 900 MB of npm packages). They live outside
+the checkout, in the user's cache directory (``$XDG_CACHE_HOME/colibri-router-tests/agent-clis/<lock
+hash>``, or ``COLIBRI_TEST_NPM_DIR``), so a fresh clone or a CI run on the same machine installs them
+once: :func:`agent_bin_dir` runs ``npm ci --prefer-offline`` there on first use, under a file lock that
+parallel test workers share. Where Node is missing, or the install fails (no registry), the tests skip
+saying why; under CI (``CI=true``) a failed install fails them instead, so it cannot pass unseen.
 
 Each test gets a temporary HOME holding the agents' own configuration, pointed at the scripted
 loopback model (:mod:`agent_upstream`): Claude Code through ``ANTHROPIC_BASE_URL``, Codex through a
@@ -17,37 +20,65 @@ checks and error reporting are switched off.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from agent_upstream import API_KEY, AgentUpstream
+from filelock import FileLock
+from platformdirs import user_cache_path
 
 AGENT_CLIS = Path(__file__).parent / "agent-clis"
+PACKAGE_FILES = ("package.json", "package-lock.json")
 COMMANDS = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini"}
 
 
 def agent_bin_dir() -> Path:
-    """``node_modules/.bin`` with the three CLIs; skips only where Node is missing."""
+    """``node_modules/.bin`` with the three CLIs (and the other pinned packages); skips where Node is
+    missing or the packages cannot be installed."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("Node.js and npm are not installed: the command-line agents' end-to-end tests need them")
-    return _installed()
+    installed = _installed()
+    if isinstance(installed, str):
+        if os.environ.get("CI") == "true":
+            pytest.fail(installed)
+        pytest.skip(installed)
+    return installed
+
+
+def install_dir() -> Path:
+    """Where the pinned packages are installed: one directory per version of the lock file."""
+    lock = hashlib.sha256(b"".join((AGENT_CLIS / name).read_bytes() for name in PACKAGE_FILES)).hexdigest()[:16]
+    root = os.environ.get("COLIBRI_TEST_NPM_DIR")
+    base = Path(root) if root else user_cache_path("colibri-router-tests") / "agent-clis"
+    return base / lock
 
 
 @functools.cache
-def _installed() -> Path:
-    bin_dir = AGENT_CLIS / "node_modules" / ".bin"
-    if not all((bin_dir / command).exists() for command in COMMANDS.values()):
+def _installed() -> Path | str:
+    """The installed ``.bin`` directory, or why it could not be installed."""
+    target = install_dir()
+    bin_dir = target / "node_modules" / ".bin"
+    target.mkdir(parents=True, exist_ok=True)
+    with FileLock(target.parent / f"{target.name}.lock"):  # another test worker may be installing them
+        if (target / "installed").exists():
+            return bin_dir
+        for name in PACKAGE_FILES:
+            shutil.copyfile(AGENT_CLIS / name, target / name)
         done = subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(AGENT_CLIS)],
+            ["npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", "--prefix", str(target)],
             capture_output=True,
             text=True,
             timeout=900,
             check=False,
         )
-        assert done.returncode == 0, f"npm ci in {AGENT_CLIS} failed:\n{done.stderr[-2000:]}"
+        if done.returncode != 0 or not all((bin_dir / command).exists() for command in COMMANDS.values()):
+            return f"npm ci of tests/agent-clis into {target} failed:\n{done.stderr[-2000:]}"
+        (target / "installed").touch()
     return bin_dir
 
 

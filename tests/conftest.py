@@ -18,6 +18,13 @@ import pytest
 import structlog
 from fake_upstream import FakeUpstream  # importable everywhere: pyproject sets pythonpath = ["tests"]
 
+from hypothesis import settings
+
+# No per-example deadline: the suite runs its files in parallel (pytest -n auto) beside servers and
+# subprocesses, and a test here never asserts how long something takes (benchmarks/ measures that).
+settings.register_profile("colibri", deadline=None)
+settings.load_profile("colibri")
+
 pytest_plugins = ["postgres_cluster"]  # the throwaway PostgreSQL server's fixtures, for every directory
 
 _SECRET_PREFIXES = ("COLIBRI_", "ANTHROPIC_", "MOONSHOT_", "KIMI_")
