@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 import structlog
 from fake_upstream import FakeUpstream  # importable everywhere: pyproject sets pythonpath = ["tests"]
-
 from hypothesis import settings
 
 # No per-example deadline: the suite runs its files in parallel (pytest -n auto) beside servers and
