@@ -3,10 +3,10 @@ optionally one more for a judge. It reuses the router, the ledger and the budget
 know that several models were asked.
 
 Before anything is sent: every name is resolved (a name no rule places, a model's or the judge's,
-and two names for the same provider and model are refused), and when ``max_cost_usd`` or a budget applies, the worst case of ALL the calls (each
-model's, plus the judge's, whose input holds every answer at ``max_tokens``) is checked against
-``max_cost_usd`` and reserved in the budgets as one amount, in one admission: either every model is
-asked or none is.
+and two names for the same provider and model are refused), and when ``max_cost_usd`` or a budget
+applies, the worst case of ALL the calls (each model's, plus the judge's, whose input holds every
+answer at ``max_tokens``) is checked against ``max_cost_usd`` and reserved in the budgets as one
+amount, in one admission: either every model is asked or none is.
 
 Then the models run in parallel, each with its own retries and every provider rule, without the
 config file's fallback (another model would answer in its place and the comparison would be off),

@@ -97,7 +97,7 @@ async def route(
     choices = _choose_all(registry, candidates, settings, configured_fallback=args.fallback is None)
     attempts: list[Attempt] = []
     skipped: list[str] = []  # models of the chain that cannot read the call's media
-    for position, ((provider, model), chosen) in enumerate(zip(candidates, choices, strict=True)):
+    for position, ((_, model), chosen) in enumerate(zip(candidates, choices, strict=True)):
         started = time.monotonic()
         choice: Choice | None = None
         try:

@@ -81,9 +81,7 @@ def refusal(errors: Sequence[UnknownModelError]) -> UnknownModelError:
     if len(errors) == 1:
         return errors[0]
     first = errors[0]
-    combined = UnknownModelError(
-        first.name, "; ".join(error.clause for error in errors), first.suggestions, first.hint
-    )
+    combined = UnknownModelError(first.name, "; ".join(error.clause for error in errors), first.suggestions, first.hint)
     combined.model = None  # the error concerns several names: each is in the message
     return combined
 

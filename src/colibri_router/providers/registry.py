@@ -60,7 +60,9 @@ class Registry:
             raise InvalidRequestError(f"unknown provider {name!r}; known: {', '.join(self.providers)}")
         return spec
 
-    def choose(self, provider: str | None, model: str | None, settings: Settings, *, configured: bool = False) -> Choice:
+    def choose(
+        self, provider: str | None, model: str | None, settings: Settings, *, configured: bool = False
+    ) -> Choice:
         """``configured``: ``model`` comes from the user's configuration (a ``[fallback]`` entry), so a
         name no rule places goes to the default provider instead of being refused."""
         asked = model
