@@ -20,7 +20,7 @@ from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.many import ask_many
 from colibri_router.providers import BUILTIN, load_registry
 from colibri_router.providers.aliases import BUILTIN_ALIASES
-from colibri_router.providers.placing import UnknownModelError, _listed
+from colibri_router.providers.placing import UnknownModelError, listed_names
 from colibri_router.router import route
 from colibri_router.schema import RouterCallInput
 from colibri_router.schema_many import RouterAskManyInput
@@ -142,7 +142,7 @@ def test_the_hint_names_the_default_provider(monkeypatch: pytest.MonkeyPatch) ->
 
 
 # Every name of the catalog, alias and provider the registry has: what a rule places, one sample at a time.
-_LISTED = sorted({name for spec in BUILTIN.values() if not spec.subscription for name in _listed(spec)})
+_LISTED = sorted({name for spec in BUILTIN.values() if not spec.subscription for name in listed_names(spec)})
 _PATTERNS = ["claude-", "gpt-", "chatgpt-", "o3", "mistral-", "codestral-", "deepseek-", "gemini-", "command-"]
 _TEXT = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=24)
 

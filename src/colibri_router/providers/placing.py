@@ -8,8 +8,8 @@ names: sent to the default provider, a typo would fail there for want of its key
 The user's own configuration (``COLIBRI_DEFAULT_MODEL``, an ``[aliases]`` target, ``[fallback]``) is
 trusted: a name of it that no rule places still goes to the default provider.
 
-A leaf below the registry: it reads the price data (imported on the first unplaced name, never at
-start-up) but no registry.
+A leaf below the registry: it reads the price data (imported the first time a name gets past the
+earlier rules, never at start-up) but no registry.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _candidates(providers: Mapping[str, ProviderSpec], aliases: Mapping[str, str
     names: dict[str, None] = dict.fromkeys(aliases)
     for spec in providers.values():
         if not spec.subscription:
-            names.update(dict.fromkeys(_listed(spec)))
+            names.update(dict.fromkeys(listed_names(spec)))
         names.update(dict.fromkeys(spec.models))
     for spec in providers.values():
         if spec.default_model:
@@ -115,7 +115,8 @@ def _lists(spec: ProviderSpec, model: str) -> bool:
     return bool(spec.price_provider) and not spec.local and model in _priced(spec.price_provider or "")
 
 
-def _listed(spec: ProviderSpec) -> list[str]:
+def listed_names(spec: ProviderSpec) -> list[str]:
+    """The names ``spec`` lists (a subscription's are never placed by this list: see ``listed_by``)."""
     listed = [*([spec.default_model] if spec.default_model else []), *spec.models]
     if spec.price_provider and not spec.local:
         listed.extend(sorted(_priced(spec.price_provider)))
