@@ -87,7 +87,7 @@ async def run_scenario(
     inside COLIBRI_HTTP_FILES_ROOT. Raises ``ScenarioError``/``InvalidInput`` or ``ConfigError``
     before running anything.
     """
-    from colibri_router.testing.router_caller import RouterCaller  # the router: only when it is used
+    from colibri_router.testing.router_caller import RouterCaller  # it loads the router on its first call
 
     if caller is None:
         caller = RouterCaller()
