@@ -2,11 +2,11 @@
 optionally one more for a judge. It reuses the router, the ledger and the budgets; the codecs never
 know that several models were asked.
 
-Before anything is sent: every name is resolved (two names for the same provider and model are
-refused), and when ``max_cost_usd`` or a budget applies, the worst case of ALL the calls (each
-model's, plus the judge's, whose input holds every answer at ``max_tokens``) is checked against
-``max_cost_usd`` and reserved in the budgets as one amount, in one admission: either every model is
-asked or none is.
+Before anything is sent: every name is resolved (a name no rule places, a model's or the judge's,
+and two names for the same provider and model are refused), and when ``max_cost_usd`` or a budget
+applies, the worst case of ALL the calls (each model's, plus the judge's, whose input holds every
+answer at ``max_tokens``) is checked against ``max_cost_usd`` and reserved in the budgets as one
+amount, in one admission: either every model is asked or none is.
 
 Then the models run in parallel, each with its own retries and every provider rule, without the
 config file's fallback (another model would answer in its place and the comparison would be off),
@@ -39,6 +39,7 @@ from colibri_router.many_progress import ManyProgress, Notify
 from colibri_router.outcomes import error_structured
 from colibri_router.pricing import worst_case_cost
 from colibri_router.providers import Choice, Registry, load_registry
+from colibri_router.providers.placing import UnknownModelError, refusal
 from colibri_router.retry import Deadline
 from colibri_router.router import build_request, route
 from colibri_router.schema import Attempt, RouterCallInput, RouterCallResult
@@ -97,8 +98,9 @@ async def ask_many(
         raise ConfigError("COLIBRI_BUDGET_* need the store (the ledger), and COLIBRI_STORE is off")
     registry = load_registry()
     models = [_resolve(expanded, name, registry, settings) for name in args.models]
-    _refuse_duplicates(models)
     judge = None if args.judge is None else _resolve(args, args.judge, registry, settings, judging=True)
+    _refuse_unknown([*models, *([judge] if judge else [])])
+    _refuse_duplicates(models)
     total = len(models) + (judge is not None)
     run = _Run(
         args,
@@ -151,11 +153,22 @@ def _resolve(
         call = call.with_reading(list(call.messages or ()), replace(args.reading, warnings=[]))
     try:
         choice = registry.choose(None, name, settings)
+    except UnknownModelError as error:
+        return _Asked(name, call, None, failure=error, judging=judging)  # refused with the others: see below
     except ColibriError as error:
         if judging:
             raise  # a judge that cannot be named is the caller's mistake: nothing is asked
         return _Asked(name, call, None, failure=error)
     return _Asked(name, call, choice, judging=judging)
+
+
+def _refuse_unknown(asked: Sequence[_Asked]) -> None:
+    """A model or judge no rule places refuses the whole call before any model is asked, every such
+    name in one error: a typo would otherwise reach the default provider, or fail the verdict only
+    after every model was paid for."""
+    unknown = [item.failure for item in asked if isinstance(item.failure, UnknownModelError)]
+    if unknown:
+        raise refusal(unknown)
 
 
 def _refuse_duplicates(models: Sequence[_Asked]) -> None:

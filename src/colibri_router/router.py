@@ -34,6 +34,7 @@ from colibri_router.media_fit import MediaUnreadable, fit_media, has_media
 from colibri_router.pricing import TokenCounts, price_call
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.providers import Choice, Registry, connect, load_registry
+from colibri_router.providers.placing import UnknownModelError, refusal
 from colibri_router.retry import Deadline
 from colibri_router.schema import AssistantMessage, Attempt, RouterCallInput, RouterCallResult, ToolCallOut
 from colibri_router.session import current_session
@@ -93,13 +94,16 @@ async def route(
     call = _Call(args, settings, registry, Deadline.after(args.timeout_s or settings.timeout_s), client, notify, admit)
     fallback = registry.fallback if args.fallback is None else args.fallback  # []: no fallback, not the config's
     candidates = [(args.provider, args.model), *((None, m) for m in fallback)]
+    choices = _choose_all(registry, candidates, settings, configured_fallback=args.fallback is None)
     attempts: list[Attempt] = []
     skipped: list[str] = []  # models of the chain that cannot read the call's media
-    for position, (provider, model) in enumerate(candidates):
+    for position, ((_, model), chosen) in enumerate(zip(candidates, choices, strict=True)):
         started = time.monotonic()
         choice: Choice | None = None
         try:
-            choice = registry.choose(provider, model, settings)
+            if isinstance(chosen, ColibriError):
+                raise chosen
+            choice = chosen
             result = await _attempt(call, choice)
         except ColibriError as error:
             if choice is not None:
@@ -118,6 +122,31 @@ async def route(
         attempts.append(_attempt_entry(choice, model, "ok", None, started))
         return result.model_copy(update={"attempts": attempts, "warnings": [*skipped, *result.warnings]})
     raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _choose_all(
+    registry: Registry,
+    candidates: list[tuple[str | None, str | None]],
+    settings: Settings,
+    *,
+    configured_fallback: bool,
+) -> list[Choice | ColibriError]:
+    """Every model of the chain placed before anything is sent: a name no rule places, the call's or a
+    fallback's, refuses the call now (all such names in one error), not after the models before it
+    were asked and paid for. Any other error stays the attempt's, reported when the chain reaches it.
+    The config file's ``[fallback]`` is the user's configuration: its names are trusted."""
+    choices: list[Choice | ColibriError] = []
+    unknown: list[UnknownModelError] = []
+    for position, (provider, model) in enumerate(candidates):
+        try:
+            choices.append(registry.choose(provider, model, settings, configured=position > 0 and configured_fallback))
+        except UnknownModelError as error:
+            unknown.append(error)
+        except ColibriError as error:
+            choices.append(error)
+    if unknown:
+        raise refusal(unknown)
+    return choices
 
 
 async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:

@@ -150,7 +150,8 @@ def choose(provider: str | None, model: str | None) -> tuple[str, str]:
         (None, "codestral-latest", ("mistral", "codestral-latest")),
         (None, "deepseek-chat", ("deepseek", "deepseek-chat")),
         (None, "K2-Thinking", ("kimi", "K2-Thinking")),
-        (None, "some-unknown-model", ("kimi", "some-unknown-model")),
+        (None, "llama-3.3-70b-versatile", ("groq", "llama-3.3-70b-versatile")),  # listed for groq only
+        (None, "moonshot-v1-8k", ("kimi", "moonshot-v1-8k")),  # listed for kimi, the default, first
         (None, None, ("kimi", "kimi-k2.6")),
         ("claude", None, ("claude", "claude-sonnet-4-5")),
         ("claude", "kimi-k2", ("claude", "kimi-k2")),
@@ -163,10 +164,13 @@ def test_choosing_rules(provider: str | None, model: str | None, expected: tuple
 
 def test_default_provider_and_model_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLIBRI_DEFAULT_PROVIDER", "openai")
-    assert choose(None, "unknown-name") == ("openai", "unknown-name")
+    with pytest.raises(InvalidRequestError, match='"openai:<model>"'):
+        choose(None, "unknown-name")  # a name in a call that no rule places is refused (test_model_placing.py)
     assert choose(None, None) == ("openai", "gpt-5.4-mini")
     monkeypatch.setenv("COLIBRI_DEFAULT_MODEL", "claude-haiku-4-5")
     assert choose(None, None) == ("claude", "claude-haiku-4-5")  # placed by the rules like any model
+    monkeypatch.setenv("COLIBRI_DEFAULT_MODEL", "unknown-name")
+    assert choose(None, None) == ("openai", "unknown-name")  # the user's own setting: the default provider
 
 
 def test_an_unknown_default_provider_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,8 +4,13 @@ Loaded per call (the config file is cached on its stat). Choosing, without an ex
 1. ``<provider>:<model>`` with a registry name before the first colon;
 2. a configured provider whose ``models`` holds the name exactly;
 3. the built-in name patterns (``claude-*`` → claude, ``gpt-*`` → openai, a Kimi name → kimi...);
-4. ``COLIBRI_DEFAULT_PROVIDER``, else kimi.
-A call naming neither provider nor model uses ``COLIBRI_DEFAULT_MODEL`` when set, placed by the same rules.
+4. an HTTP provider that lists the name (its default model, the price data's names: ``placing.py``),
+   the default provider first;
+5. else the name is refused (``UnknownModelError``, with the close names), unless it comes from the
+   user's configuration (``COLIBRI_DEFAULT_MODEL``, an alias's target, ``[fallback]``): that goes to
+   ``COLIBRI_DEFAULT_PROVIDER``, else kimi, as it always did.
+A call naming neither provider nor model uses ``COLIBRI_DEFAULT_MODEL`` when set, placed by the same rules,
+else the default provider's default model. With an explicit provider any name goes to it.
 An alias (built-in, or the config file's ``[aliases]``) is resolved first; the result names the model.
 """
 
@@ -20,6 +25,7 @@ from colibri_router.errors import ColibriError, ConfigError, InvalidRequestError
 from colibri_router.providers.aliases import BUILTIN_ALIASES, resolve_alias
 from colibri_router.providers.builtin import BUILTIN_PROVIDERS
 from colibri_router.providers.config import ConfigFile, load_config
+from colibri_router.providers.placing import listed_by, unknown_model
 from colibri_router.providers.spec import ProviderSpec
 from colibri_router.settings import Settings, variable
 
@@ -54,7 +60,11 @@ class Registry:
             raise InvalidRequestError(f"unknown provider {name!r}; known: {', '.join(self.providers)}")
         return spec
 
-    def choose(self, provider: str | None, model: str | None, settings: Settings) -> Choice:
+    def choose(
+        self, provider: str | None, model: str | None, settings: Settings, *, configured: bool = False
+    ) -> Choice:
+        """``configured``: ``model`` comes from the user's configuration (a ``[fallback]`` entry), so a
+        name no rule places goes to the default provider instead of being refused."""
         asked = model
         model = resolve_alias(model, self.aliases)
         if provider is not None:
@@ -66,10 +76,21 @@ class Registry:
             if model is not None and model.startswith(f"{provider}:"):
                 model = model[len(provider) + 1 :]
             return Choice(spec, self._model_or_default(spec, model))
-        model = model or resolve_alias(settings.default_model, self.aliases)
+        if model is None:
+            configured, asked = True, settings.default_model
+            model = resolve_alias(asked, self.aliases)
         if model is None:
             spec = self._default_provider(settings)
             return Choice(spec, self._model_or_default(spec, None))
+        placed = self._placed(model, settings)
+        if placed is not None:
+            return placed
+        if configured or asked in self.aliases:
+            return Choice(self._default_provider(settings), model)
+        raise unknown_model(model, self.providers, self.aliases, settings.default_provider)
+
+    def _placed(self, model: str, settings: Settings) -> Choice | None:
+        """The choice a rule makes for a name (an alias already resolved), or None when none does."""
         name, colon, rest = model.partition(":")
         if colon and name in self.providers:
             if not rest:
@@ -81,7 +102,8 @@ class Registry:
         for spec in self.providers.values():
             if spec.builtin and spec.claims_model(model):
                 return Choice(spec, model)
-        return Choice(self._default_provider(settings), model)
+        listing = listed_by(self.providers, model, settings.default_provider)
+        return None if listing is None else Choice(listing, model)
 
     def alias_targets(self, settings: Settings) -> dict[str, str]:
         """Every alias as the ``<provider>:<model>`` a call naming it goes to: a target written as a bare

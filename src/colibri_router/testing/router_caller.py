@@ -4,6 +4,7 @@ the deadline), the ledger and the budgets apply. The router's repairs come back 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 import httpx
@@ -38,6 +39,27 @@ class RouterCaller:
         except ColibriError as error:
             raise ModelCallError(error.code, error.kind, error.message) from error
         return step_of(result)
+
+    def unknown_models(self, named: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The (field path, problem) of each name no rule places, checked before any run starts (then
+        the hint to send an unknown model anyway, once): a typo would otherwise reach the default
+        provider on every run."""
+        from colibri_router.providers import load_registry
+        from colibri_router.providers.placing import UnknownModelError
+        from colibri_router.settings import load_settings
+
+        registry, settings = load_registry(), load_settings()
+        problems: list[tuple[str, str]] = []
+        hint = ""
+        for path, name in named:
+            try:
+                registry.choose(None, name, settings)
+            except UnknownModelError as error:
+                problems.append((path, error.clause))
+                hint = error.hint
+            except ColibriError:
+                continue  # any other problem is the call's to report, as it always was
+        return [*problems, ("", hint)] if problems else []
 
 
 def step_of(result: RouterCallResult) -> ModelStep:

@@ -24,7 +24,14 @@ from colibri_router.testing.caller import CallOrigin, ModelCaller
 from colibri_router.testing.context import ScenarioContext, load_context
 from colibri_router.testing.loop import RunPlan, RunState, Spending, play
 from colibri_router.testing.report import Report, RunReport, RunStatus, build_report, run_report
-from colibri_router.testing.scenario import InvalidInput, Scenario, ScenarioSource, load_scenario, with_overrides
+from colibri_router.testing.scenario import (
+    InvalidInput,
+    Scenario,
+    ScenarioError,
+    ScenarioSource,
+    load_scenario,
+    with_overrides,
+)
 from colibri_router.testing.simulate import ToolSimulator
 from colibri_router.testing.transcript import INCOMPLETE_STOPS, ConversationResult
 
@@ -80,11 +87,13 @@ async def run_scenario(
     inside COLIBRI_HTTP_FILES_ROOT. Raises ``ScenarioError``/``InvalidInput`` or ``ConfigError``
     before running anything.
     """
-    if caller is None:
-        from colibri_router.testing.router_caller import RouterCaller  # the router: only when it is used
+    from colibri_router.testing.router_caller import RouterCaller  # it loads the router on its first call
 
+    if caller is None:
         caller = RouterCaller()
     plan = with_overrides(load_scenario(scenario), models=models, repeat=repeat, max_steps=max_steps)
+    if isinstance(caller, RouterCaller) and (unknown := caller.unknown_models(plan.model_names())):
+        raise ScenarioError(unknown, plan.name)
     if max_cost_usd is not None and max_cost_usd < 0:
         raise InvalidInput(f"max_cost_usd must be at least 0, got {max_cost_usd}")
     if timeout_s is not None and timeout_s <= 0:

@@ -24,6 +24,7 @@ from colibri_router.schema import InputMessage, RouterCallInput
 from colibri_router.testing.expectations import (
     ASSERTION_TYPES,
     Assertion,
+    Judge,
     patterns_of,
     tools_named,
 )
@@ -193,6 +194,17 @@ class Scenario(BaseModel):
 
     def tool(self, name: str) -> ScenarioTool | None:
         return next((tool for tool in self.tools if tool.name == name), None)
+
+    def model_names(self) -> list[tuple[str, str]]:
+        """Every model name the scenario asks, with its field path: ``models``, a turn's switch, a judge."""
+        named = [(f"models[{index}]", model) for index, model in enumerate(self.models)]
+        named.extend((f"turns[{index}].model", turn.model) for index, turn in enumerate(self.turns) if turn.model)
+        named.extend(
+            (f"expect[{index}].model", assertion.model)
+            for index, assertion in enumerate(self.expect)
+            if isinstance(assertion, Judge)
+        )
+        return named
 
     def _script_problems(self) -> list[tuple[str, str]]:
         problems: list[tuple[str, str]] = []
