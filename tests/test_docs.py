@@ -417,6 +417,20 @@ def test_the_python_examples_run_against_the_fake(fake_upstream: FakeUpstream, t
     assert fake_upstream.requests and not fake_upstream.violations
 
 
+def test_the_python_examples_without_a_key_end_in_a_coded_error_not_a_traceback(tmp_path: Path) -> None:
+    # A newcomer runs the example before setting a key: one line naming the code and the variable.
+    examples = [body for _, _, language, body in BLOCKS if language == "python"]
+    env = {"PATH": os.environ.get("PATH", ""), "COLIBRI_STATE_DIR": str(tmp_path / "state")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    for body in examples:
+        done = subprocess.run(
+            [sys.executable, "-c", body], check=False, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+        assert re.fullmatch(r"[A-Z_]+_CONFIG_ERROR: .*[A-Z_]+_API_KEY.*\n", done.stderr), done.stderr
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The checker itself: what it must refuse
 
