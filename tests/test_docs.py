@@ -125,8 +125,11 @@ def colibri_arguments(words: list[str]) -> list[str] | None:
         return words[3:]
     if words[:1] == ["uvx"] or words[:2] == ["uv", "run"]:
         rest = words[1:] if words[0] == "uvx" else words[2:]
+        # `uv run --directory` would move the server out of the host's project (relative files,
+        # the command-line agents): the docs use --project.
+        assert "--directory" not in rest, f"{shlex.join(words)}: use uv run --project, which keeps the host's directory"
         while rest and rest[0].startswith("--"):
-            takes_value = rest[0] in {"--from", "--directory", "--with", "--python"}
+            takes_value = rest[0] in {"--from", "--project", "--with", "--python"}
             rest = rest[2:] if takes_value else rest[1:]
         if rest[:1] == ["colibri-router"]:
             return rest[1:]
