@@ -270,3 +270,97 @@ def test_the_readme_token_command_fits_the_compose_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("line", ["docker compose up -d", "curl http://localhost:8000/healthz"])
 def test_the_readme_block_has_the_start_and_the_check(line: str) -> None:
     assert line in compose_block()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# `cp .env.example .env` then `docker compose up`: the variable contract, checked without Docker
+
+
+def dotenv(path: Path) -> dict[str, str]:
+    """What docker compose reads from a .env file: ``NAME=value`` lines, ``#`` lines are comments."""
+    found = {}
+    for line in path.read_text().splitlines():
+        match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", line.strip())
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:[?-])([^}]*))?\}")
+
+
+def interpolate(value: str, variables: dict[str, str]) -> str:
+    """Compose's ``${NAME}``, ``${NAME:-default}`` and ``${NAME:?error}`` (the last fails, as
+    ``docker compose up`` does, when NAME is unset or empty)."""
+
+    def one(match: re.Match[str]) -> str:
+        name, operator, argument = match.groups()
+        given = variables.get(name, "")
+        if operator == ":?" and not given:
+            raise AssertionError(f"docker compose up would fail: {argument or name + ' is required'}")
+        if operator == ":-" and not given:
+            return argument
+        return given
+
+    return REFERENCE.sub(one, value)
+
+
+@pytest.fixture
+def copied_env(tmp_path: Path) -> Path:
+    """``cp .env.example .env``."""
+    target = tmp_path / ".env"
+    target.write_bytes((ROOT / ".env.example").read_bytes())
+    return target
+
+
+def test_a_copied_env_example_gives_compose_every_variable_it_requires(copied_env: Path) -> None:
+    variables = dotenv(copied_env)
+    text = COMPOSE_FILE.read_text()
+    required = {name for name, operator, _ in REFERENCE.findall(text) if operator == ":?"}
+    assert required == {"POSTGRES_PASSWORD"}
+    for name in required:
+        assert variables.get(name), f"{name} is missing or empty in .env.example"
+    # Interpolated as compose would: the router's URL is a PostgreSQL URL whose password is that one.
+    from urllib.parse import urlsplit
+
+    router, postgres = compose_service("colibri-router"), compose_service("postgres")
+    url = urlsplit(interpolate(router["environment"]["COLIBRI_DATABASE_URL"], variables))
+    password = interpolate(postgres["environment"]["POSTGRES_PASSWORD"], variables)
+    assert (url.scheme, url.hostname, url.port, url.password) == ("postgresql", "postgres", 5432, password)
+    assert re.fullmatch(r"[A-Za-z0-9._~-]+", password), "the password goes into a URL unescaped"
+    assert interpolate(router["environment"]["COLIBRI_HTTP_ALLOWED_HOSTS"], variables) == "localhost"
+
+
+def test_interpolation_fails_where_compose_would() -> None:
+    with pytest.raises(AssertionError, match="set POSTGRES_PASSWORD"):
+        interpolate("${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD in .env}", {"POSTGRES_PASSWORD": ""})
+    assert interpolate("${A:-x}/${B}", {"B": "b"}) == "x/b"
+
+
+def test_a_copied_env_example_switches_on_no_local_server(copied_env: Path) -> None:
+    # The copied file goes into the container (env_file): a local server's URL set there puts that
+    # provider in use, and inside the container 127.0.0.1:8000 is the router itself.
+    from colibri_router.providers import BUILTIN
+
+    active = dotenv(copied_env)
+    local = {spec.base_url_env for spec in BUILTIN.values() if spec.local}
+    assert local and not local & set(active), sorted(local & set(active))
+
+
+def test_doctor_on_a_copied_env_example_reports_no_local_provider_in_use(copied_env: Path, tmp_path: Path) -> None:
+    # The container's environment: the .env's lines (env_file) with no key set; doctor says which
+    # providers are in use, and none of the local servers may be.
+    from colibri_router.providers import BUILTIN
+
+    env = {key: value for key, value in dotenv(copied_env).items() if value}
+    env |= {"PATH": str(Path(sys.executable).parent), "COLIBRI_STATE_DIR": str(tmp_path / "state")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    cli = str(Path(sys.executable).with_name("colibri-router"))
+    done = subprocess.run(
+        [cli, "doctor", "--json"], capture_output=True, text=True, env=env, check=False, timeout=60, cwd=tmp_path
+    )
+    document = json.loads(done.stdout)
+    statuses = {entry["name"]: entry["status"] for entry in document["providers"]}
+    local = sorted(spec.name for spec in BUILTIN.values() if spec.local)
+    assert [statuses[name] for name in local] == ["off"] * len(local), statuses
+    assert any("no provider has a key" in problem for problem in document["problems"])  # keys are to be filled in

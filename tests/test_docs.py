@@ -125,8 +125,11 @@ def colibri_arguments(words: list[str]) -> list[str] | None:
         return words[3:]
     if words[:1] == ["uvx"] or words[:2] == ["uv", "run"]:
         rest = words[1:] if words[0] == "uvx" else words[2:]
+        # `uv run --directory` would move the server out of the host's project (relative files,
+        # the command-line agents): the docs use --project.
+        assert "--directory" not in rest, f"{shlex.join(words)}: use uv run --project, which keeps the host's directory"
         while rest and rest[0].startswith("--"):
-            takes_value = rest[0] in {"--from", "--directory", "--with", "--python"}
+            takes_value = rest[0] in {"--from", "--project", "--with", "--python"}
             rest = rest[2:] if takes_value else rest[1:]
         if rest[:1] == ["colibri-router"]:
             return rest[1:]
@@ -415,6 +418,20 @@ def test_the_python_examples_run_against_the_fake(fake_upstream: FakeUpstream, t
         )
         assert done.returncode == 0 and done.stdout.strip(), done.stdout + done.stderr
     assert fake_upstream.requests and not fake_upstream.violations
+
+
+def test_the_python_examples_without_a_key_end_in_a_coded_error_not_a_traceback(tmp_path: Path) -> None:
+    # A newcomer runs the example before setting a key: one line naming the code and the variable.
+    examples = [body for _, _, language, body in BLOCKS if language == "python"]
+    env = {"PATH": os.environ.get("PATH", ""), "COLIBRI_STATE_DIR": str(tmp_path / "state")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    for body in examples:
+        done = subprocess.run(
+            [sys.executable, "-c", body], check=False, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+        assert re.fullmatch(r"[A-Z_]+_CONFIG_ERROR: .*[A-Z_]+_API_KEY.*\n", done.stderr), done.stderr
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -40,6 +40,8 @@ ENV_FILE_VARIABLE = "COLIBRI_ENV_FILE"
 FILE_VARIABLES = {ENV_FILE_VARIABLE, "COLIBRI_CONFIG", "COLIBRI_PRICE_UPDATES"}
 # The OpenTelemetry SDK's own (standard) variable that turns tracing on.
 STANDARD_VARIABLES = {"OTEL_EXPORTER_OTLP_ENDPOINT"}
+# compose.yaml's own (read by docker compose from the same .env, never by the server): not in server.json.
+COMPOSE_VARIABLES = {"POSTGRES_PASSWORD"}
 
 
 def settings_variables() -> dict[str, Any]:
@@ -140,7 +142,8 @@ def test_server_json_lists_exactly_the_variables_the_settings_read() -> None:
 
 
 def test_env_example_lists_exactly_the_variables_the_settings_read() -> None:
-    assert set(env_example_variables()) == expected_variables()
+    assert set(env_example_variables()) == expected_variables() | COMPOSE_VARIABLES
+    assert not COMPOSE_VARIABLES & set(server_json_variables())
 
 
 def test_the_docs_mention_every_variable() -> None:

@@ -79,6 +79,21 @@ def test_the_wheel_carries_server_json_and_the_tool_schemas(dist: Path) -> None:
     assert not [name for name in names if name.startswith(("tests/", "benchmarks/"))]
 
 
+def test_the_wheel_and_the_sdist_carry_the_mit_license(dist: Path) -> None:
+    # The README, pyproject.toml and the Dockerfile say MIT: the licence text itself travels with both.
+    version = project_version()
+    text = (ROOT / "LICENSE").read_bytes()
+    assert text.startswith(b"MIT License") and b"colibri-router contributors" in text
+    with zipfile.ZipFile(the_wheel(dist)) as archive:
+        assert archive.read(f"colibri_router-{version}.dist-info/licenses/LICENSE") == text
+    metadata = wheel_metadata(the_wheel(dist))
+    assert metadata["License-Expression"] == "MIT"
+    assert metadata.get_all("License-File") == ["LICENSE"]
+    with tarfile.open(dist / f"colibri_router-{version}.tar.gz") as sdist:
+        member = sdist.extractfile(f"colibri_router-{version}/LICENSE")
+        assert member is not None and member.read() == text
+
+
 def test_the_price_data_comes_with_the_wheels_requirements(dist: Path) -> None:
     # Prices come from the data bundled inside the genai-prices package (src/colibri_router/pricing.py
     # has no data file of its own), so the wheel must require it; the smoke test prices a call.

@@ -91,8 +91,9 @@ def _limit(choice: Choice, request: CompletionRequest, settings: Settings) -> tu
         return settings.context_max_tokens, "COLIBRI_CONTEXT_MAX_TOKENS"
     window = context_window(choice.provider.price_provider, choice.model)
     if window is not None:
-        return max(1, window - request.max_tokens), f"{choice.model}'s context window {window} minus max_tokens"
-    return DEFAULT_CONTEXT_TOKENS, "the default when the model's window is unknown"
+        source = f"{choice.model}'s context window {window} minus max_tokens; COLIBRI_CONTEXT_MAX_TOKENS overrides it"
+        return max(1, window - request.max_tokens), source
+    return DEFAULT_CONTEXT_TOKENS, "the default when the model's window is unknown; set COLIBRI_CONTEXT_MAX_TOKENS"
 
 
 def request_tokens(request: CompletionRequest) -> int:

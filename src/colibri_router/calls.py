@@ -203,7 +203,7 @@ class Accounting:
             self.store_failed("the ledger row", failure)
 
     def store_failed(self, what: str, error: StoreError) -> None:
-        self.warnings.append(f"{what} could not be written to the local database; see the server log")
+        self.warnings.append(f"{what} could not be written to {error.store_name}; see the server log")
         get_logger(__name__).error("store failure", what=what, path=error.path, error=str(error.cause))
 
     def row(self, result: RouterCallResult | None, error: ColibriError | None) -> LedgerRow:

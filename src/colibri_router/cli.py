@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from colibri_router import __version__
 from colibri_router.commands import ask_many, call, doctor, models, run, threads, token, usage
@@ -36,15 +36,42 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class UsageError(Exception):
+    """A bad option or value on the command line of a command that prints JSON."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse's parser, except in a command that prints JSON (``json_errors``): there a bad option
+    or value is raised as :class:`UsageError`, which :func:`main` prints as the documented
+    ``{"error": ...}`` (INVALID_REQUEST, exit 1) instead of a usage message with exit 2. ``--help``
+    and every other command keep argparse's behaviour."""
+
+    json_errors = False
+    subparsers: argparse._SubParsersAction[CommandParser]  # the top-level parser's commands
+
+    def error(self, message: str) -> NoReturn:
+        if self.json_errors:
+            # argparse says "argument --provider: invalid choice: 'nope' (choose from ...)".
+            raise UsageError(message.removeprefix("argument "))
+        super().error(message)
+
+
+def build_parser() -> CommandParser:
+    parser = CommandParser(
         prog="colibri-router",
         description="MCP server (stdio) whose tool router_call sends prompts and tool loops to other models.",
     )
     parser.add_argument("--version", action="version", version=f"colibri-router {__version__}")
     commands = parser.add_subparsers(
-        dest="command", metavar="{serve,call,ask-many,models,threads,usage,run,token,doctor}"
+        dest="command",
+        metavar="{serve,call,ask-many,models,threads,usage,run,token,doctor}",
+        parser_class=CommandParser,
     )
+    parser.subparsers = commands
     serve = commands.add_parser("serve", help="run the MCP server on stdio (the default), or --http")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     # No defaults here: an option given without --http is an error; HttpOptions holds the defaults.
@@ -58,13 +85,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --http: serve a non-loopback address without COLIBRI_HTTP_TOKENS_FILE",
     )
     names = provider_names()
-    for command in COMMANDS.values():
+    for name, command in COMMANDS.items():
         command.register(commands, names)
+        commands.choices[name].json_errors = getattr(command, "PRINTS_JSON", False)
     return parser
 
 
+def _parse(parser: CommandParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments, or :class:`UsageError` for a JSON command; argparse's usage and exit 2 otherwise."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command_parser = parser if args.command is None else parser.subparsers.choices[args.command]
+        command_parser.error(f"unrecognized arguments: {' '.join(extra)} (see {command_parser.prog} --help)")
+    sub = parser.subparsers.choices.get(args.command or "")
+    # How each field was given on the command line, for messages that name the option (--max-tokens).
+    args.option_names = {
+        action.dest: action.option_strings[-1] for action in (sub._actions if sub else []) if action.option_strings
+    }
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    try:
+        args = _parse(parser, argv)
+    except UsageError as error:
+        from colibri_router.commands.output import invalid
+
+        return invalid(sys.stdout, error.message)
     command = COMMANDS.get(args.command or "serve")
     if command is not None:
         if getattr(command, "REPORTS_SETTINGS", False):

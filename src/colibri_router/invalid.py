@@ -10,7 +10,7 @@ position in a list), and the last part is kept when it names what is missing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -21,10 +21,13 @@ MAX_PROBLEMS = 5  # a model fixes the first few; the rest would cost tokens for 
 _NAMED_BY_LAST_PART = frozenset({"missing", "extra_forbidden"})
 
 
-def invalid_arguments(error: ValidationError, arguments: Any) -> InvalidRequestError:
-    """One error naming each problem of ``error``, raised validating ``arguments``."""
+def invalid_arguments(
+    error: ValidationError, arguments: Any, show_path: Callable[[str], str] = str
+) -> InvalidRequestError:
+    """One error naming each problem of ``error``, raised validating ``arguments``; ``show_path``
+    names a field path as the caller wrote it (the command line: its option)."""
     problems = _problems(error, arguments)
-    shown = "; ".join(f"{path}: {message}" if path else message for path, message in problems[:MAX_PROBLEMS])
+    shown = "; ".join(f"{show_path(path)}: {message}" if path else message for path, message in problems[:MAX_PROBLEMS])
     more = len(problems) - MAX_PROBLEMS
     return InvalidRequestError(shown + (f" (and {more} more)" if more > 0 else ""))
 

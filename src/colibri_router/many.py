@@ -331,7 +331,7 @@ async def _write_ledger(run: _Run, asked: Sequence[_Asked], reservation: Reserva
 
 
 def _store_failed(run: _Run, what: str, error: StoreError) -> None:
-    run.warnings.append(f"{what} could not be written to the local database; see the server log")
+    run.warnings.append(f"{what} could not be written to {error.store_name}; see the server log")
     get_logger(__name__).error("store failure", what=what, path=error.path, error=str(error.cause))
 
 

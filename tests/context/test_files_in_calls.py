@@ -104,14 +104,18 @@ async def test_the_default_limit_is_the_models_window_minus_max_tokens(
     # claude-sonnet-4-5's window in the price data is 200,000 tokens: 800,000 characters is 200,000 tokens.
     (environment / "big.txt").write_text("z" * 799_000, encoding="utf-8")
     monkeypatch.setenv("COLIBRI_FILE_MAX_BYTES", "2000000")
-    with pytest.raises(ColibriError, match=r"over the limit of 199000 \(claude-sonnet-4-5's context window 200000"):
+    with pytest.raises(
+        ColibriError, match=r"over the limit of 199000 \(claude-sonnet-4-5's context window 200000"
+    ) as raised:
         await call(prompt="Review", files=["big.txt"], max_tokens=1000)
+    assert "COLIBRI_CONTEXT_MAX_TOKENS overrides it" in raised.value.message  # how to raise it
 
 
 async def test_an_unknown_models_limit_is_100000_tokens(environment: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (environment / "big.txt").write_text("z" * 400_100, encoding="utf-8")
-    with pytest.raises(ColibriError, match=r"over the limit of 100000 \(the default"):
+    with pytest.raises(ColibriError, match=r"over the limit of 100000 \(the default") as raised:
         await call(prompt="Review", files=["big.txt"], model="claude-unpriced-model-x")
+    assert "set COLIBRI_CONTEXT_MAX_TOKENS" in raised.value.message
 
 
 async def test_a_refused_file_sends_nothing(environment: Path) -> None:

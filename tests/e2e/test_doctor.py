@@ -161,6 +161,31 @@ def test_live_reports_a_refused_key_with_its_kind(fake_upstream: FakeUpstream) -
     assert any(p.startswith("kimi: the model list failed: KIMI_API_ERROR (AUTH_FAILED)") for p in document["problems"])
 
 
+def test_live_with_a_key_and_the_provider_unreachable_is_not_keyless(
+    fake_upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    # Only kimi has a key, and nothing listens at its URL: the one problem is the unreachable
+    # provider, never "no provider has a key".
+    import socket
+
+    with socket.socket() as probe:  # a loopback port just freed: connections to it are refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = host_env(fake_upstream)
+    del env["ANTHROPIC_API_KEY"], env["ANTHROPIC_BASE_URL"]
+    env["COLIBRI_KIMI_BASE_URL"] = f"http://127.0.0.1:{port}/v1"
+
+    shown = doctor(env, "--live")
+    status, document = report(env, "--live")
+
+    assert shown.returncode == 1 and status == 1
+    assert "no provider has a key" not in shown.stdout
+    assert not any("no provider has a key" in problem for problem in document["problems"])
+    assert providers(document)["kimi"]["live"]["ok"] is False
+    assert any(p.startswith("kimi: the model list failed: ") for p in document["problems"]), document["problems"]
+    assert document["default"]["status"] == "ok"
+
+
 def test_the_store_shows_its_schema_and_size_once_a_call_made_it(fake_upstream: FakeUpstream) -> None:
     env = host_env(fake_upstream)
     fake_upstream.kimi.enqueue(kimi_text("hi"))

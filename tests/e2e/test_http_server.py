@@ -102,12 +102,20 @@ async def test_a_missing_or_wrong_token_gets_401_and_reaches_no_tool(
             missing = await client.post(url, json=tools_call(1, {"prompt": "hi"}), headers=MCP_HEADERS)
             wrong_token = {**MCP_HEADERS, "Authorization": "Bearer not-a-token"}
             wrong = await client.post(url, json=tools_call(1, {"prompt": "hi"}), headers=wrong_token)
+            # Static tokens and no OAuth server: no RFC 9728 metadata pointing clients at one.
+            origin = url.removesuffix("/mcp")
+            metadata = [
+                await client.get(f"{origin}/.well-known/{name}")
+                for name in ("oauth-protected-resource/mcp", "oauth-protected-resource", "oauth-authorization-server")
+            ]
         with pytest.raises(ExceptionGroup) as refused:  # the official client cannot even initialize
             async with http_session(url, "not-a-token"):
                 pass
     assert refused.group_contains(MCPError)
     assert missing.status_code == wrong.status_code == 401
     assert "Bearer" in missing.headers["www-authenticate"]
+    assert "resource_metadata" not in missing.headers["www-authenticate"]
+    assert [answer.status_code for answer in metadata] == [404, 404, 404]
     assert fake_upstream.kimi.requests == []
     assert "not-a-token" not in server_log.read_text()
 

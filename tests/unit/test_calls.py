@@ -178,7 +178,24 @@ async def test_a_corrupt_database_never_breaks_a_call(environment: Path) -> None
     (environment / "colibri.db").write_bytes(b"this is not a database" * 100)
     result, _ = await call(lambda _: claude_reply("still answered"), prompt="hi")
     assert result.content == "still answered"
-    assert any("could not be written" in w for w in result.warnings)
+    assert "the ledger row could not be written to the local SQLite file; see the server log" in result.warnings
+
+
+async def test_a_thread_the_postgresql_store_could_not_keep_is_said_of_postgresql(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # PostgreSQL down (nothing listens at its port): the answer comes, without a thread, and the
+    # warning names the PostgreSQL database, not a local file the user does not have.
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("COLIBRI_DATABASE_URL", f"postgresql://colibri@127.0.0.1:{port}/colibri")
+    result, _ = await call(lambda _: claude_reply("answered"), prompt="hi", thread_id="new")
+    assert (result.content, result.thread_id) == ("answered", None)
+    assert "the thread could not be written to the PostgreSQL database; see the server log" in result.warnings
+    assert not any("SQLite" in warning or "local" in warning for warning in result.warnings)
 
 
 async def test_nothing_is_created_until_the_first_call(environment: Path) -> None:

@@ -74,7 +74,7 @@ def test_cli_call_arguments_failing_the_schema_are_said_as_the_tool_says_them(
     assert code == 1
     assert (error["code"], error["message"]) == (
         "INVALID_REQUEST",
-        "max_tokens: Input should be greater than or equal to 1",
+        "--max-tokens 0: Input should be greater than or equal to 1",  # the tool's words, the option's name
     )
 
 

@@ -126,6 +126,12 @@ async def _ask_live(spec: ProviderSpec, section: Section) -> None:
     section.fail(f"{spec.name}: the model list failed: {failure['code']} ({failure['kind']}): {failure['message']}")
 
 
+def _in_use(section: Section) -> bool:
+    """Whether a call could use the provider: it was ``ok`` before ``--live``, which asks only those
+    and may then mark one a problem (unreachable is not keyless)."""
+    return section.status == "ok" or "live" in section.fields
+
+
 def default_target(provider_sections: list[Section]) -> Section:
     """Where a call naming no model goes (``COLIBRI_DEFAULT_MODEL``, else ``COLIBRI_DEFAULT_PROVIDER``,
     else kimi): the provider every first try reaches, so it must have a key."""
@@ -133,7 +139,7 @@ def default_target(provider_sections: list[Section]) -> Section:
     from colibri_router.settings import load_settings
 
     section = Section("default", "ok", "")
-    if not any(provider.status == "ok" for provider in provider_sections):
+    if not any(_in_use(provider) for provider in provider_sections):
         section.fail("no provider has a key: set one (e.g. COLIBRI_KIMI_API_KEY or ANTHROPIC_API_KEY)")
     try:
         choice = load_registry().choose(None, None, load_settings())

@@ -13,6 +13,8 @@ from colibri_router.commands.output import emit_outcome
 
 OPTIONS = ("models", "judge", "judge_instructions", "detail", "max_cost_usd", *CONVERSATION_OPTIONS)
 
+PRINTS_JSON = True  # a bad option or value is printed as the INVALID_REQUEST error object (exit 1)
+
 
 def register(commands: Any, provider_names: list[str]) -> None:
     ask = commands.add_parser(

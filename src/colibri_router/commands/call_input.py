@@ -5,11 +5,10 @@ it (``INVALID_REQUEST: <field path>: <problem>``)."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from colibri_router.commands.output import emit_error, invalid
+from colibri_router.commands.output import emit_error
 
 if TYPE_CHECKING:  # the commands are imported at start-up; their models with their first call
     from pydantic import BaseModel
@@ -38,18 +37,21 @@ def validated(
     """The tool's input from the command line, or the exit status of the error printed instead."""
     from pydantic import ValidationError
 
+    from colibri_router.commands.options import option_path, read_json_file
+    from colibri_router.errors import InvalidRequestError
+
     fields: dict[str, Any] = {key: value for key in options if (value := getattr(args, key)) is not None}
     try:
         if args.messages is not None:
-            fields["messages"] = json.loads(args.messages.read_text())
+            fields["messages"] = read_json_file("--messages", args.messages)
         if args.prompt is not None:
             fields["prompt"] = stdin.read() if args.prompt == "-" else args.prompt
         if args.tools is not None:
-            fields["tools"] = json.loads(args.tools.read_text())
+            fields["tools"] = read_json_file("--tools", args.tools)
         return model.model_validate(fields)
     except ValidationError as exc:
         from colibri_router.invalid import invalid_arguments
 
-        return emit_error(stdout, invalid_arguments(exc, fields))
-    except (OSError, ValueError) as exc:
-        return invalid(stdout, str(exc))
+        return emit_error(stdout, invalid_arguments(exc, fields, lambda path: option_path(path, args, fields)))
+    except InvalidRequestError as error:
+        return emit_error(stdout, error)

@@ -7,6 +7,8 @@ from typing import Any, TextIO
 
 from colibri_router.commands.output import emit_outcome
 
+PRINTS_JSON = True  # a bad option or value is printed as the INVALID_REQUEST error object (exit 1)
+
 
 def register(commands: Any, provider_names: list[str]) -> None:
     models = commands.add_parser("models", help="list providers, their models and the aliases")

@@ -10,6 +10,8 @@ from colibri_router.errors import ColibriError
 
 ACTIONS: dict[str, Literal["list", "get", "delete"]] = {"list": "list", "show": "get", "delete": "delete"}
 
+PRINTS_JSON = True  # a bad option or value is printed as the INVALID_REQUEST error object (exit 1)
+
 
 def register(commands: Any, provider_names: list[str]) -> None:
     threads = commands.add_parser("threads", help="list, show or delete stored threads (bare: list)")
@@ -24,13 +26,23 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
 
     from colibri_router.records import threads
     from colibri_router.schema_tools import RouterThreadsInput
+    from colibri_router.store.errors import ThreadNotFound
 
+    if args.action != "list" and args.thread_id is None:
+        return invalid(stdout, f"threads {args.action} needs a thread ID (`colibri-router threads list` shows them)")
+    fields = {"action": ACTIONS[args.action], "thread_id": args.thread_id, "limit": args.limit}
     try:
-        request = RouterThreadsInput(action=ACTIONS[args.action], thread_id=args.thread_id, limit=args.limit)
+        request = RouterThreadsInput.model_validate(fields)
     except ValidationError as exc:
-        return invalid(stdout, str(exc))
+        from colibri_router.commands.options import option_path
+        from colibri_router.invalid import invalid_arguments
+
+        return emit_error(stdout, invalid_arguments(exc, fields, lambda path: option_path(path, args, fields)))
     try:
         result = anyio.run(threads, request)
+        if request.action == "delete" and not result.deleted:
+            # The tool answers deleted: false; the command fails as `threads show` does for that ID.
+            raise ThreadNotFound(request.thread_id or "")
     except ColibriError as error:
         return emit_error(stdout, error)
     if request.action == "list" and stdout.isatty():

@@ -10,6 +10,8 @@ from colibri_router.errors import ColibriError
 
 COLUMNS = ("calls", "errors", "input_tokens", "output_tokens", "cached_tokens", "cost_usd")
 
+PRINTS_JSON = True  # a bad option or value is printed as the INVALID_REQUEST error object (exit 1)
+
 
 def register(commands: Any, provider_names: list[str]) -> None:
     usage = commands.add_parser("usage", help="totals of calls, tokens and cost")

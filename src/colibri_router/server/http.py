@@ -3,8 +3,9 @@
 Stateless: any replica answers any request, no sticky sessions. What this module adds to the SDK's app:
 
 - **Who is calling.** With ``COLIBRI_HTTP_TOKENS_FILE``, every request needs ``Authorization: Bearer
-  <token>``; the SDK's bearer middleware asks :class:`TokensVerifier`, answers 401 itself and serves
-  the protected-resource metadata route. The token's name is the caller (see ``identity``).
+  <token>``; the SDK's bearer middleware asks :class:`TokensVerifier` and answers 401 itself. No
+  OAuth server issues these tokens, so no protected-resource metadata names one. The token's name is
+  the caller (see ``identity``).
 - **Host/Origin checks.** ``COLIBRI_HTTP_ALLOWED_HOSTS``/``_ORIGINS`` feed the SDK's DNS-rebinding
   protection; on loopback without them only localhost is accepted.
 - **Refusals at start-up**, each saying why: a non-loopback address without allowed hosts, or
@@ -177,9 +178,13 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
     auth: dict[str, Any] = {}
     if decided.tokens is not None:
         auth = {
+            # Static bearer tokens, and no OAuth authorization server behind them: no RFC 9728
+            # protected-resource metadata (with no resource_server_url the SDK serves none and its
+            # 401 names none), since the metadata's point is to name the servers that issue tokens.
+            # issuer_url is required by AuthSettings but read only by an authorization server's routes.
             "auth": AuthSettings(
                 issuer_url=options.url,  # type: ignore[arg-type]  # pydantic parses the string
-                resource_server_url=options.url,  # type: ignore[arg-type]
+                resource_server_url=None,
                 validate_token_resource=False,  # static tokens are issued for this server only
             ),
             "token_verifier": TokensVerifier(decided.tokens),

@@ -36,10 +36,16 @@ class StoreError(ColibriError):
     code = "STORE_ERROR"
     kind = "STORE_UNAVAILABLE"
 
-    def __init__(self, path: str, cause: BaseException) -> None:
+    def __init__(self, path: str, cause: BaseException, *, backend: Literal["sqlite", "postgresql"] = "sqlite") -> None:
         super().__init__(f"the colibri-router store at {path} failed: {type(cause).__name__}: {cause}")
         self.path = path
         self.cause = cause
+        self.backend = backend
+
+    @property
+    def store_name(self) -> str:
+        """The store as a warning names it: a team's PostgreSQL server is no local file."""
+        return "the PostgreSQL database" if self.backend == "postgresql" else "the local SQLite file"
 
 
 class ThreadNotFound(InvalidRequestError):

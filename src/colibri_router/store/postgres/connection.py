@@ -96,7 +96,7 @@ class PostgresDatabase:
         try:
             yield
         except _DATABASE_FAILURES as error:
-            raise StoreError(self.location, error) from error
+            raise StoreError(self.location, error, backend="postgresql") from error
 
     async def aclose(self) -> None:
         """Close this loop's pool. A pool of another loop that is still open is terminated in that
