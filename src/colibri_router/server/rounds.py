@@ -65,6 +65,8 @@ class WaitingCall:
 
     def __init__(self) -> None:
         self.token = secrets.token_urlsafe(18)
+        # The request of the round being served (the SDK's Context): progress goes to its stream.
+        self.context: Any = None
         self.scope = anyio.CancelScope()
         self.result: CallToolResult | None = None
         self.failure: Exception | None = None

@@ -12,6 +12,7 @@ there (:data:`colibri_router.host.NO_SAMPLING_OVER_HTTP`). The router reaches th
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 
 from mcp.server.mcpserver import Context
@@ -37,6 +38,8 @@ from colibri_router.session import Sampled as HostAnswer
 INPUT_REQUIRED_VERSION = "2026-07-28"
 
 Run = Callable[[McpSession], Awaitable[CallToolResult]]
+# The waiting call a task runs (set in that task's own context), for its progress notifications.
+_ROUND: ContextVar[WaitingCall | None] = ContextVar("colibri_waiting_call", default=None)
 
 
 async def answer_in_session(
@@ -59,7 +62,7 @@ async def _across_rounds(ctx: Context[Any, Any], run: Run) -> CallToolResult | I
     calls = ctx.request_context.lifespan_context
     assert isinstance(calls, WaitingCalls), "build_server's lifespan holds the waiting calls"
     if ctx.request_state is None:
-        call = calls.start(lambda waiting: run(McpSession(sampler=_asking_in_rounds(waiting))))
+        call = calls.start(lambda waiting: _in_rounds(waiting, run))
     else:
         try:
             call = calls.resume(ctx.request_state, ctx.input_responses)
@@ -67,7 +70,20 @@ async def _across_rounds(ctx: Context[Any, Any], run: Run) -> CallToolResult | I
             from colibri_router.server.tools import error_result
 
             return error_result(error)
+    call.context = ctx
     return await calls.next_round(call)
+
+
+async def _in_rounds(call: WaitingCall, run: Run) -> CallToolResult:
+    _ROUND.set(call)  # this task's context only
+    return await run(McpSession(sampler=_asking_in_rounds(call)))
+
+
+def round_context(ctx: Context[Any, Any]) -> Context[Any, Any]:
+    """Where a call's progress goes: the request of its current round when it waits across rounds
+    (the first round's request has been answered), else its own."""
+    call = _ROUND.get()
+    return ctx if call is None or call.context is None else call.context  # type: ignore[no-any-return]
 
 
 def _input_required_era(ctx: Context[Any, Any]) -> bool:

@@ -115,7 +115,10 @@ def _notifier(ctx: Context[Any, Any]) -> Notify:
     async def notify(progress: float, message: str, total: float | None) -> None:
         # A no-op when the host asked for no progress; whether it asked depends on the transport
         # (a token in _meta on JSON-RPC, a callback in memory), which the SDK already knows.
-        await ctx.report_progress(progress, total, message)
+        # A 2026-07-28 call that asked the host's model reports on the stream of its latest round.
+        from colibri_router.server.sampling import round_context
+
+        await round_context(ctx).report_progress(progress, total, message)
 
     return notify
 
