@@ -118,7 +118,9 @@ class WaitingCall:
                 open_questions = {key: q for key, q in self._questions.items() if not q.answered.is_set()}
                 if open_questions:
                     return InputRequiredResult(
-                        input_requests={key: CreateMessageRequest(params=q.params) for key, q in open_questions.items()},
+                        input_requests={
+                            key: CreateMessageRequest(params=q.params) for key, q in open_questions.items()
+                        },
                         request_state=self.token,
                     )
                 await changed.wait()

@@ -83,7 +83,7 @@ def round_context(ctx: Context[Any, Any]) -> Context[Any, Any]:
     """Where a call's progress goes: the request of its current round when it waits across rounds
     (the first round's request has been answered), else its own."""
     call = _ROUND.get()
-    return ctx if call is None or call.context is None else call.context  # type: ignore[no-any-return]
+    return ctx if call is None or call.context is None else call.context
 
 
 def _input_required_era(ctx: Context[Any, Any]) -> bool:

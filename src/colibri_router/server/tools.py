@@ -56,10 +56,10 @@ INSTRUCTIONS = (
 
 if TYPE_CHECKING:
     from colibri_router.callers import Caller
-    from colibri_router.session import McpSession
     from colibri_router.schema import RouterCallInput
     from colibri_router.schema_many import RouterAskManyInput
     from colibri_router.schema_tools import RouterModelsInput, RouterRunInput, RouterThreadsInput, RouterUsageInput
+    from colibri_router.session import McpSession
 
 # A tool's answer: its result, or on a 2026-07-28 connection the host's model to ask first (see .sampling).
 ToolAnswer = CallToolResult | InputRequiredResult
@@ -134,7 +134,10 @@ async def _answer(
 
 
 async def _run(
-    tool: str, ctx: Context[Any, Any], work: Callable[[Caller], Awaitable[BaseModel | dict[str, Any]]], session: McpSession
+    tool: str,
+    ctx: Context[Any, Any],
+    work: Callable[[Caller], Awaitable[BaseModel | dict[str, Any]]],
+    session: McpSession,
 ) -> CallToolResult:
     """Run ``work`` for the request's caller, cancellable by (caller, request id), and shape its result."""
     from colibri_router.session import in_session
