@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from fake_upstream import FakeUpstream, kimi_text
@@ -194,3 +195,34 @@ async def test_over_http_host_is_refused_pointing_to_stdio(tmp_path: Path, mode:
     assert error["code"] == "INVALID_REQUEST"
     assert "over HTTP" in error["message"] and "stdio" in error["message"]
     assert host.asked == []
+
+
+async def test_a_client_that_cancels_a_2026_round_cancels_the_call(tmp_path: Path, fake_upstream: FakeUpstream) -> None:
+    """The call runs on between rounds; a client that gives up on a round (its request cancelled) ends
+    it there: the upstream request it still has open is closed, and the server serves on."""
+    fake_upstream.kimi.enqueue(kimi_text("too late", hold_open_s=60))
+    host_answered = anyio.Event()
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        # Sent after the host's answer arrived, so on the stream of the round that carried it.
+        if (message or "").startswith("1/2 host"):
+            host_answered.set()
+
+    extra = {"COLIBRI_KIMI_API_KEY": KIMI_KEY, "COLIBRI_KIMI_BASE_URL": fake_upstream.kimi_base_url}
+    async with client_with(Host(), tmp_path / "stderr.log", "auto", **extra) as client:
+        async with anyio.create_task_group() as group:
+
+            async def ask() -> None:
+                await client.call_tool(
+                    "router_ask_many",
+                    {"models": ["kimi:kimi-k2.6", "host"], "prompt": "hi"},
+                    progress_callback=on_progress,
+                )
+
+            group.start_soon(ask)
+            await host_answered.wait()
+            group.cancel_scope.cancel()
+        disconnect = await anyio.to_thread.run_sync(fake_upstream.wait_disconnect, 20.0)
+        after = await client.call_tool("router_call", {"provider": "host", "prompt": "still there?"})
+    assert disconnect is not None and disconnect.route == "kimi", "the upstream request was left open"
+    assert not after.is_error
