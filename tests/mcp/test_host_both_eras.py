@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 from fake_upstream import FakeUpstream
 from fake_upstream.kimi import kimi_text
@@ -137,8 +138,7 @@ async def test_the_2026_form_is_an_input_required_result_carrying_the_sampling_r
             allow_input_required=True,
         )
         assert isinstance(replay, CallToolResult)
-        assert error_of(replay) | {"message": UNKNOWN_CALL} == error_of(replay)
-        assert error_of(replay)["code"] == "INVALID_REQUEST"
+        assert error_of(replay)["code"] == "INVALID_REQUEST" and error_of(replay)["message"] == UNKNOWN_CALL
 
 
 async def test_a_retry_without_the_answer_is_asked_again_and_a_wrong_answer_is_a_host_error() -> None:
@@ -229,3 +229,29 @@ async def test_a_host_that_refuses_on_2025_is_a_host_error_result() -> None:
         result = await client.call_tool("router_call", {"provider": "host", "prompt": "hi"})
     error = error_of(result)
     assert error["code"] == "HOST_API_ERROR" and "the user declined" in error["message"]
+
+
+async def test_a_call_left_waiting_ends_at_its_deadline_as_on_2025_and_a_late_retry_gets_that(
+    fake_upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2026 client that refuses never tells the server (its SDK ends the call locally): the call left
+    waiting ends at its deadline as a 2025 call whose host never answers does, with no fallback run
+    after it, and a late retry collects that error."""
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", "sk-kimi-test-0123456789")
+    monkeypatch.setenv("COLIBRI_KIMI_BASE_URL", fake_upstream.kimi_base_url)
+    arguments = {"provider": "host", "prompt": "hi", "timeout_s": 0.2, "fallback": ["kimi:kimi-k2.6"]}
+    async with Client(build_server(), mode="2026-07-28", sampling_callback=Host()) as client:
+        first = await client.session.call_tool("router_call", arguments, allow_input_required=True)
+        assert isinstance(first, InputRequiredResult)
+        await anyio.sleep(2.0)  # well past the call's 0.2 s deadline, with no retry
+        (key,) = first.input_requests or {}
+        late = await client.session.call_tool(
+            "router_call",
+            arguments,
+            input_responses={key: answer("late")},
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(late, CallToolResult)
+    assert error_of(late)["code"] == "HOST_TIMEOUT"
+    assert [r for r in fake_upstream.requests if r.route == "kimi"] == []

@@ -43,8 +43,8 @@ HOST_PREFIX = "HOST"
 # a call, so a finished call whose client never came back is forgotten then.
 KEPT_S = 600.0
 UNKNOWN_CALL = (
-    "this retry names a call that no longer waits here: it finished and its answer was collected, "
-    f"or its client did not come back within {KEPT_S:.0f} s. Call the tool again"
+    "this retry names a call that no longer waits here: its answer was collected, it was cancelled, "
+    f"or it finished over {KEPT_S:.0f} s ago. Call the tool again"
 )
 
 Sampled = CreateMessageResult | CreateMessageResultWithTools
@@ -174,7 +174,7 @@ class WaitingCalls:
                 result = await run(call)
             except Exception as error:  # the round hands it to the SDK, which answers it as inline
                 failure = error
-        if call.scope.cancelled_caught:
+        if call.scope.cancel_called:  # its client gave up on it (see next_round): nobody collects it
             self._calls.pop(call.token, None)
             return
         call.finish(result, failure)
