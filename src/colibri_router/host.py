@@ -1,9 +1,11 @@
 """The ``host`` provider: the connected host's own model, through MCP sampling.
 
-The request goes back through the MCP session the call came in on, as ``sampling/createMessage``
-(messages as text, the system prompt, ``max_tokens``, ``temperature``, and the model asked for as a
-preference hint), when the client declared the ``sampling`` capability. The answer becomes an
-:class:`AssistantTurn` like any codec's. Nothing is priced: the host pays for its own model.
+The request goes to the client the call came from, as ``sampling/createMessage`` (messages as text,
+the system prompt, ``max_tokens``, ``temperature``, and the model asked for as a preference hint),
+when the client declared the ``sampling`` capability: on either protocol era, over stdio (the MCP shell
+sends it as the era requires, :mod:`colibri_router.server.sampling`); never over stateless HTTP. The
+answer becomes an :class:`AssistantTurn` like any codec's. Nothing is priced: the host pays for its
+own model.
 """
 
 from __future__ import annotations
@@ -21,14 +23,19 @@ NO_SAMPLING = (
     "the MCP host does not offer its own model: its client declared no `sampling` capability. "
     "Use a command-line agent on the user's own login instead: provider claude-code, codex or gemini-cli"
 )
+NO_SAMPLING_OVER_HTTP = (
+    "the host's model cannot be asked over HTTP: the server is stateless there, so no sampling request "
+    "reaches the client. Attach colibri-router over stdio to use provider host"
+)
 
 
 async def ask_host(
     spec: ProviderSpec, request: CompletionRequest, *, deadline: Deadline, progress: CallProgress
 ) -> AssistantTurn:
-    sampler = current_session().sampler
+    session = current_session()
+    sampler = session.sampler
     if sampler is None:
-        raise InvalidRequestError(NO_SAMPLING)
+        raise InvalidRequestError(NO_SAMPLING_OVER_HTTP if session.over_http else NO_SAMPLING)
     hint = None if request.model == HOST_MODEL else request.model
     await progress.step("waiting for the host's model")
     with within(deadline.remaining()) as scope:

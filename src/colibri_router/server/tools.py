@@ -25,7 +25,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
 from colibri_router import __version__, observability
@@ -59,7 +59,10 @@ if TYPE_CHECKING:
     from colibri_router.schema import RouterCallInput
     from colibri_router.schema_many import RouterAskManyInput
     from colibri_router.schema_tools import RouterModelsInput, RouterRunInput, RouterThreadsInput, RouterUsageInput
+    from colibri_router.session import McpSession
 
+# A tool's answer: its result, or on a 2026-07-28 connection the host's model to ask first (see .sampling).
+ToolAnswer = CallToolResult | InputRequiredResult
 # progress, message, total (None: unknown): what the SDK's progress notification carries.
 Notify = Callable[[float, str, float | None], Awaitable[None]]
 
@@ -94,12 +97,12 @@ class _ArgumentsOnFirstCall(FuncMetadata):
 
 
 def _refusing_invalid(
-    tool: str, fn: Callable[[Any, Context[Any, Any]], Awaitable[CallToolResult]]
-) -> Callable[[Any, Context[Any, Any]], Awaitable[CallToolResult]]:
+    tool: str, fn: Callable[[Any, Context[Any, Any]], Awaitable[ToolAnswer]]
+) -> Callable[[Any, Context[Any, Any]], Awaitable[ToolAnswer]]:
     """``fn``, answering arguments that failed their model with the error result every failure has."""
 
     @functools.wraps(fn)
-    async def run(arguments: Any, ctx: Context[Any, Any]) -> CallToolResult:
+    async def run(arguments: Any, ctx: Context[Any, Any]) -> ToolAnswer:
         if isinstance(arguments, InvalidRequestError):
             get_logger(__name__).warning(f"{tool} refused its arguments", code=arguments.code, error=arguments.message)
             return error_result(arguments)
@@ -112,20 +115,34 @@ def _notifier(ctx: Context[Any, Any]) -> Notify:
     async def notify(progress: float, message: str, total: float | None) -> None:
         # A no-op when the host asked for no progress; whether it asked depends on the transport
         # (a token in _meta on JSON-RPC, a callback in memory), which the SDK already knows.
-        await ctx.report_progress(progress, total, message)
+        # A 2026-07-28 call that asked the host's model reports on the stream of its latest round.
+        from colibri_router.server.sampling import round_context
+
+        await round_context(ctx).report_progress(progress, total, message)
 
     return notify
 
 
 async def _answer(
     tool: str, ctx: Context[Any, Any], work: Callable[[Caller], Awaitable[BaseModel | dict[str, Any]]]
+) -> ToolAnswer:
+    """Run ``work`` for the request's caller, in the MCP session its client and protocol era allow (a
+    2026-07-28 call that asks the host's model answers in rounds, see :mod:`.sampling`)."""
+    from colibri_router.server.sampling import answer_in_session
+
+    return await answer_in_session(ctx, over_http=_over_http(ctx), run=lambda session: _run(tool, ctx, work, session))
+
+
+async def _run(
+    tool: str,
+    ctx: Context[Any, Any],
+    work: Callable[[Caller], Awaitable[BaseModel | dict[str, Any]]],
+    session: McpSession,
 ) -> CallToolResult:
     """Run ``work`` for the request's caller, cancellable by (caller, request id), and shape its result."""
-    from colibri_router.server.sampling import session_of
     from colibri_router.session import in_session
 
     name = caller_name()
-    session = session_of(ctx, over_http=_over_http(ctx))
     with (
         observability.tool_call(tool, name, ctx.headers),
         IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope,
@@ -150,7 +167,7 @@ def _over_http(ctx: Context[Any, Any]) -> bool:
     return ctx.headers is not None
 
 
-async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> CallToolResult:
+async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> ToolAnswer:
     from colibri_router.calls import serve  # here, not at start-up: see the module docstring
 
     notify = _notifier(ctx)
@@ -165,7 +182,7 @@ async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> Cal
     )
 
 
-async def router_ask_many(arguments: RouterAskManyInput, ctx: Context[Any, Any]) -> CallToolResult:
+async def router_ask_many(arguments: RouterAskManyInput, ctx: Context[Any, Any]) -> ToolAnswer:
     from colibri_router.many import ask_many
 
     return await _answer(
@@ -175,25 +192,25 @@ async def router_ask_many(arguments: RouterAskManyInput, ctx: Context[Any, Any])
     )
 
 
-async def router_models(arguments: RouterModelsInput, ctx: Context[Any, Any]) -> CallToolResult:
+async def router_models(arguments: RouterModelsInput, ctx: Context[Any, Any]) -> ToolAnswer:
     from colibri_router.catalog import list_models
 
     return await _answer("router_models", ctx, lambda _: list_models(arguments))
 
 
-async def router_threads(arguments: RouterThreadsInput, ctx: Context[Any, Any]) -> CallToolResult:
+async def router_threads(arguments: RouterThreadsInput, ctx: Context[Any, Any]) -> ToolAnswer:
     from colibri_router.records import threads
 
     return await _answer("router_threads", ctx, lambda who: threads(arguments, caller=who))
 
 
-async def router_usage(arguments: RouterUsageInput, ctx: Context[Any, Any]) -> CallToolResult:
+async def router_usage(arguments: RouterUsageInput, ctx: Context[Any, Any]) -> ToolAnswer:
     from colibri_router.records import usage
 
     return await _answer("router_usage", ctx, lambda who: usage(arguments, caller=who))
 
 
-async def router_run(arguments: RouterRunInput, ctx: Context[Any, Any]) -> CallToolResult:
+async def router_run(arguments: RouterRunInput, ctx: Context[Any, Any]) -> ToolAnswer:
     from colibri_router.testing.service import run_for_tool
 
     return await _answer(
@@ -234,7 +251,7 @@ def error_result(error: ColibriError) -> CallToolResult:
 
 
 def _tool(
-    fn: Callable[..., Awaitable[CallToolResult]],
+    fn: Callable[..., Awaitable[ToolAnswer]],
     *,
     name: str,
     title: str,
@@ -332,4 +349,13 @@ def tools() -> list[Tool]:
 def build_server(**http: Any) -> MCPServer[Any]:
     """The server with its tools; ``http`` holds what serving over HTTP adds (auth), see
     :mod:`colibri_router.server.http`."""
-    return MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools(), **http)
+    from colibri_router.server.rounds import waiting_calls
+
+    return MCPServer(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        tools=tools(),
+        lifespan=waiting_calls,  # where 2026-07-28 calls wait for the host's model between rounds
+        **http,
+    )
