@@ -66,7 +66,10 @@ def files_read_of(reading: Reading | None) -> list[FileReadOut] | None:
     """The result's ``files_read``: None when the call gave no ``files``."""
     if reading is None:
         return None
-    return [FileReadOut(path=f.path, bytes=f.bytes, tokens_estimated=f.tokens_estimated) for f in reading.files]
+    return [
+        FileReadOut(path=f.path, bytes=f.bytes, tokens_estimated=f.tokens_estimated, encoding=f.encoding)
+        for f in reading.files
+    ]
 
 
 def check_context(args: RouterCallInput, choice: Choice, request: CompletionRequest, settings: Settings) -> None:

@@ -1,16 +1,22 @@
-"""Reading the files ``files`` named: limits, secrets, binary files, redaction, line numbers.
+"""Reading the files ``files`` named: limits, secrets, binary files, encodings, redaction, line numbers.
 
 Each text file becomes one text part headed by its path, every line numbered (``  12│ code``) so the
-model can cite lines. Everything that would make the call fail is found here, before anything is sent.
+model can cite lines; lines end as Python's universal newlines say (``\n``, ``\r\n`` or a lone ``\r``).
+Text is decoded as :mod:`.encodings` says. Everything that would make the call fail is found here,
+before anything is sent; a file that cannot be read is INVALID_REQUEST when named, and left out with a
+warning when a glob or directory found it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
-from colibri_router.context.media import SNIFF_BYTES, media_from_bytes, pdf_pages, sniff
+from colibri_router.context.encodings import decode
+from colibri_router.context.media import SNIFF_BYTES, media_from_bytes, sniff
 from colibri_router.context.paths import Found
+from colibri_router.context.pdf import PdfUnreadable, pdf_pages
 from colibri_router.context.secrets import allowed, looks_secret
 from colibri_router.conversation import Media, Part, Text
 from colibri_router.errors import InvalidRequestError
@@ -26,6 +32,7 @@ PDF_BYTES_PER_PAGE = 50_000
 # Anthropic's whole request may be 32 MB: no wire takes a larger image or PDF.
 MAX_MEDIA_BYTES = 32 * 1024 * 1024
 MIN_NUMBER_WIDTH = 4
+_LINE_END = re.compile(r"\r\n|\r|\n")  # universal newlines: not \v, \f, \x85 or \u2028, as str.splitlines
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +42,7 @@ class FileRead:
     path: str
     bytes: int
     tokens_estimated: int
+    encoding: str | None = None  # a text file's, when not UTF-8
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +80,16 @@ def read_all(found: list[Found], limits: Limits) -> Reading:
 
 
 def _read_one(file: Found, limits: Limits, reading: Reading) -> None:
+    try:
+        _read_file(file, limits, reading)
+    except OSError as error:  # gone since it was listed, unreadable, a directory by now...
+        why = error.strerror or type(error).__name__
+        if file.explicit:
+            raise InvalidRequestError(f"files: {file.shown!r} could not be read ({why})") from None
+        reading.warnings.append(f"files: {file.shown} could not be read ({why}): left out")
+
+
+def _read_file(file: Found, limits: Limits, reading: Reading) -> None:
     size = file.path.stat().st_size
     with file.path.open("rb") as opened:
         media_type = sniff(opened.read(SNIFF_BYTES))
@@ -83,16 +101,18 @@ def _read_one(file: Found, limits: Limits, reading: Reading) -> None:
             f"files: {file.shown!r} is {size} bytes, over the limit of {limits.max_bytes} (COLIBRI_FILE_MAX_BYTES)"
         )
     data = file.path.read_bytes()
-    text = _text_of(data)
-    if text is None:
-        reading.warnings.append(f"files: {file.shown} is binary: left out")
+    decoded = decode(data)
+    if decoded is None:
+        what = "binary" if b"\0" in data else "in an encoding not recognised with confidence"
+        reading.warnings.append(f"files: {file.shown} is {what}: left out")
         return
+    text = decoded.text
     redacted = redact(text)
     if redacted != text:
         reading.warnings.append(f"files: {file.shown} holds key-shaped text, sent as [redacted]")
     block = numbered_block(file.shown, redacted)
     reading.parts.append(Text(block))
-    reading.files.append(FileRead(file.shown, size, estimate_tokens(block)))
+    reading.files.append(FileRead(file.shown, size, estimate_tokens(block), decoded.encoding))
 
 
 def _read_media(file: Found, size: int, media_type: str, reading: Reading) -> None:
@@ -104,23 +124,24 @@ def _read_media(file: Found, size: int, media_type: str, reading: Reading) -> No
         )
     media = media_from_bytes(file.path.read_bytes(), media_type, title=file.path.name)
     reading.parts.append(media)
-    tokens = IMAGE_TOKENS if media.kind == "image" else PDF_PAGE_TOKENS * pdf_pages(media)
-    reading.files.append(FileRead(file.shown, size, tokens))
+    reading.files.append(FileRead(file.shown, size, _media_tokens_read(media)))
 
 
-def _text_of(data: bytes) -> str | None:
-    if b"\0" in data:
-        return None
+def _media_tokens_read(media: Media) -> int:
+    """An image's or a PDF's tokens, a PDF's from its pages when it can be read here (the models it
+    goes to say what is wrong with one that cannot: see :mod:`colibri_router.media_fit`)."""
+    if media.kind == "image":
+        return IMAGE_TOKENS
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+        return PDF_PAGE_TOKENS * max(1, pdf_pages(media))
+    except PdfUnreadable:
+        return media_tokens(media)
 
 
 def numbered_block(shown: str, text: str) -> str:
     """``text`` as one block headed by its path, each line numbered from 1; it starts and ends with a
     newline, so wires that join a turn's text parts keep it on lines of its own."""
-    lines = text.replace("\r\n", "\n").split("\n")
+    lines = _LINE_END.split(text)
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line starts no line of its own
     width = max(MIN_NUMBER_WIDTH, len(str(len(lines))))
