@@ -234,12 +234,14 @@ IMAGE_SAMPLES = [
     ("data", "media_type"), IMAGE_SAMPLES, ids=["png", "noisy-png", "jpeg", "photo", "gif", "webp"]
 )
 def test_a_truncated_image_that_must_be_downscaled_is_refused_naming_it(data: bytes, media_type: str) -> None:
-    cut = image(truncated(data, 0.5), media_type)
+    cut = truncated(data, 0.5)
+    limit = len(cut) // 2
     with pytest.raises(ImageUnreadable) as raised:
-        downscaled(cut, cut.size // 2, "claude")
+        downscaled(image(cut, media_type), limit, "claude")
     assert str(raised.value).startswith(
-        f"shot.png ({cut.size} bytes) is over claude's limit of {cut.size // 2} bytes and could not be decoded"
+        f"shot.png ({len(cut)} bytes) is over claude's limit of {limit} bytes and could not be decoded to downscale it ("
     )
+    assert str(raised.value).endswith("); send a smaller or repaired image")
 
 
 def test_a_truncated_image_over_claudes_limit_is_skippable_and_fits_a_larger_wire() -> None:

@@ -43,6 +43,7 @@ def downscaled(media: Media, max_bytes: int, where: str) -> tuple[Media, str]:
             f"{IMAGES_EXTRA} to have it downscaled, or send a smaller image"
         ) from None
     fmt = "PNG" if media.media_type == "image/png" else "JPEG"
+    raw = b""
     try:
         raw = base64.b64decode(media.data or "")
         with Image.open(io.BytesIO(raw)) as opened:
@@ -51,8 +52,8 @@ def downscaled(media: Media, max_bytes: int, where: str) -> tuple[Media, str]:
         encoded, size = _smaller(upright, fmt, math.sqrt(max_bytes / len(raw)) * 0.9, max_bytes)
     except Exception as error:  # untrusted bytes: Pillow raises OSError, SyntaxError, ValueError, ...
         raise ImageUnreadable(
-            f"{label} ({media.size} bytes) is over {where}'s limit of {max_bytes} bytes and could not be "
-            f"decoded to downscale it ({reason(error)}); send a smaller or repaired image"
+            f"{label} ({len(raw) or media.size} bytes) is over {where}'s limit of {max_bytes} bytes and could "
+            f"not be decoded to downscale it ({reason(error)}); send a smaller or repaired image"
         ) from None
     media_type = "image/png" if fmt == "PNG" else "image/jpeg"
     smaller = replace(media, media_type=media_type, data=base64.b64encode(encoded).decode("ascii"))

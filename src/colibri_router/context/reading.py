@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from colibri_router.context.encodings import decode
 from colibri_router.context.media import SNIFF_BYTES, media_from_bytes, sniff
 from colibri_router.context.paths import Found
 from colibri_router.context.pdf import PdfUnreadable, pdf_pages
 from colibri_router.context.secrets import allowed, looks_secret
-from colibri_router.conversation import Media, Part, Text
+from colibri_router.conversation import Media, Part, Text, anthropic_blocks
 from colibri_router.errors import InvalidRequestError
 from colibri_router.redaction import redact
 
@@ -62,6 +63,16 @@ class Reading:
     @property
     def tokens(self) -> int:
         return sum(file.tokens_estimated for file in self.files)
+
+    def blocks(self) -> list[dict[str, Any]]:
+        """The parts as host-facing blocks (Anthropic's shape). An image's block keeps its file's name
+        as ``title``, which the input reads back (a document's block has one anyway), so that what is
+        said of an image later (it could not be downscaled) names its file; no wire sends it."""
+        blocks = anthropic_blocks(self.parts)
+        for part, block in zip(self.parts, blocks, strict=True):
+            if isinstance(part, Media) and part.kind == "image" and part.title:
+                block["title"] = part.title
+        return blocks
 
 
 def read_all(found: list[Found], limits: Limits) -> Reading:
