@@ -239,7 +239,7 @@ def test_a_truncated_image_that_must_be_downscaled_is_refused_naming_it(data: by
     with pytest.raises(ImageUnreadable) as raised:
         downscaled(image(cut, media_type), limit, "claude")
     assert str(raised.value).startswith(
-        f"shot.png ({len(cut)} bytes) is over claude's limit of {limit} bytes and could not be decoded to downscale it ("
+        f"shot.png ({len(cut)} bytes) is over claude's limit of {limit} bytes and could not be decoded to downscale "
     )
     assert str(raised.value).endswith("); send a smaller or repaired image")
 
