@@ -134,14 +134,15 @@ class _Fitter:
             if not self.limits.url_documents:
                 raise InvalidRequestError(f"{self.where} takes no PDF by URL: send the PDF's content (base64)")
             return media
+        pages = self.limits.max_pdf_pages
         try:
             count = pdf_pages(media)
         except PdfEncrypted:
             raise _encrypted(name) from None
         except PdfUnreadable as error:
-            self.warnings.append(f"{name} could not be read here ({error}): sent as it is, its pages not counted")
+            unchecked = "" if pages is None else f", its pages not counted against {self.where}'s limit"
+            self.warnings.append(f"{name} could not be read here ({error}): sent as it is{unchecked}")
             return media
-        pages = self.limits.max_pdf_pages
         if pages is not None and count > pages:
             raise InvalidRequestError(
                 f"{name} has {count} pages and {self.where} reads at most {pages} a PDF "

@@ -101,7 +101,7 @@ def test_a_truncated_pdf_goes_as_it_is_with_a_warning_to_a_model_that_reads_pdfs
     assert parts == [cut]
     assert warnings == [
         "report.pdf could not be read here (it is damaged or unsupported: Stream has ended unexpectedly): "
-        "sent as it is, its pages not counted"
+        "sent as it is, its pages not counted against claude's limit"
     ]
     with pytest.raises(MediaUnreadable, match=r"report\.pdf could not be read here"):
         fit(cut, TEXT_ONLY)
@@ -153,6 +153,26 @@ def test_a_pdf_that_needs_a_password_is_said_to_be_encrypted(choice: Choice) -> 
     assert raised.value.message == (
         "report.pdf is encrypted: it opens only with its password, so no model can read it; send it decrypted"
     )
+
+
+@pytest.mark.parametrize("pdf", [LOCKED, OWNER_ONLY], ids=["locked", "owner-only"])
+def test_an_encrypted_pdf_that_cannot_be_decrypted_here_is_said_to_be_encrypted(
+    monkeypatch: pytest.MonkeyPatch, pdf: bytes
+) -> None:
+    """As without a crypto package for AES: pypdf raises DependencyError when it opens the PDF."""
+
+    def no_aes(*_args: object, **_kwargs: object) -> None:
+        raise pypdf.errors.DependencyError("cryptography>=3.1 is required for AES algorithm")
+
+    monkeypatch.setattr(pypdf._encryption.Encryption, "verify", no_aes)
+    reason = "it is encrypted and could not be decrypted here: cryptography>=3.1 is required for AES algorithm"
+    with pytest.raises(MediaUnreadable) as raised:
+        fit(document(pdf), TEXT_ONLY)
+    assert f"report.pdf could not be read here to send its text ({reason})" in raised.value.message
+    parts, warnings = fit(document(pdf), NATIVE)
+    assert len(parts) == 1 and warnings == [
+        f"report.pdf could not be read here ({reason}): sent as it is, its pages not counted against claude's limit"
+    ]
 
 
 def test_a_pdf_encrypted_without_a_user_password_is_read() -> None:

@@ -39,14 +39,15 @@ def reason(error: BaseException) -> str:
 def _reader(media: Media) -> PdfReader:
     from pypdf import PasswordType, PdfReader
 
-    encrypted = False
+    raw = b""
     try:
-        reader = PdfReader(io.BytesIO(base64.b64decode(media.data or "")))
-        encrypted = reader.is_encrypted
+        raw = base64.b64decode(media.data or "")
+        reader = PdfReader(io.BytesIO(raw))
         # pypdf tries the empty password on opening; an owner-only password leaves the text readable.
-        locked = encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED
+        locked = reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED
     except Exception as error:  # untrusted bytes: any failure means "cannot be read here"
-        raise PdfUnreadable(_why(error, encrypted=encrypted)) from None
+        # An encryption dictionary in the trailer: decrypting failed (AES without a crypto package...).
+        raise PdfUnreadable(_why(error, encrypted=b"/Encrypt" in raw)) from None
     if locked:
         raise PdfEncrypted("it is encrypted: it opens only with its password")
     return reader
@@ -63,7 +64,7 @@ def pdf_pages(media: Media) -> int:
     try:
         return len(reader.pages)
     except Exception as error:  # a damaged page tree
-        raise PdfUnreadable(_why(error, encrypted=reader.is_encrypted)) from None
+        raise PdfUnreadable(_why(error, encrypted=False)) from None
 
 
 def pdf_text(media: Media) -> list[str]:
@@ -74,7 +75,7 @@ def pdf_text(media: Media) -> list[str]:
         pages = reader.pages
         count = len(pages)
     except Exception as error:
-        raise PdfUnreadable(_why(error, encrypted=reader.is_encrypted)) from None
+        raise PdfUnreadable(_why(error, encrypted=False)) from None
     texts = []
     for number in range(count):
         try:
