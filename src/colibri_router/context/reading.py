@@ -10,7 +10,6 @@ warning when a glob or directory found it.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +32,6 @@ PDF_BYTES_PER_PAGE = 50_000
 # Anthropic's whole request may be 32 MB: no wire takes a larger image or PDF.
 MAX_MEDIA_BYTES = 32 * 1024 * 1024
 MIN_NUMBER_WIDTH = 4
-_LINE_END = re.compile(r"\r\n|\r|\n")  # universal newlines: not \v, \f, \x85 or \u2028, as str.splitlines
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +150,9 @@ def _media_tokens_read(media: Media) -> int:
 def numbered_block(shown: str, text: str) -> str:
     """``text`` as one block headed by its path, each line numbered from 1; it starts and ends with a
     newline, so wires that join a turn's text parts keep it on lines of its own."""
-    lines = _LINE_END.split(text)
+    # Universal newlines: \r\n, then a lone \r, end a line as \n does (not \v, \f, \x85 or \u2028,
+    # as str.splitlines would); most files hold no \r, and skip the copies.
+    lines = (text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text).split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line starts no line of its own
     width = max(MIN_NUMBER_WIDTH, len(str(len(lines))))
