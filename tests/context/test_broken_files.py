@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import tempfile
 from pathlib import Path
 
 import pypdf
@@ -316,6 +317,28 @@ def test_byte_flipped_images_are_downscaled_or_refused_never_a_crash(
     except ImageUnreadable:
         return
     image_in(base64.b64decode(smaller.data or ""))  # what is sent is a sound image
+
+
+MAGIC = [b"", b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF89a", b"RIFF\x00\x00\x00\x00WEBP", b"%PDF-1.4\n"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(head=st.sampled_from(MAGIC), tail=st.binary(max_size=3_000))
+def test_any_file_is_read_and_fitted_or_refused_never_a_crash(head: bytes, tail: bytes) -> None:
+    """Whatever a file holds, from `files` to the request a wire encodes: INVALID_REQUEST or a request."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "anything"
+        path.write_bytes(head + tail)
+        reading = read_all([Found(path, "anything", explicit=True)], Limits(1_000_000))
+    for part in reading.parts:
+        if not isinstance(part, Media):
+            continue
+        for choice in (NATIVE, TEXT_ONLY):
+            with contextlib.suppress(InvalidRequestError):
+                fit(part, choice)
+        if part.kind == "image":  # as a wire whose limit it is over would have it
+            with contextlib.suppress(ImageUnreadable):
+                downscaled(part, max(1, part.size // 2), "claude")
 
 
 # -- files that cannot be read at all ---------------------------------------------------------------------
