@@ -15,7 +15,7 @@ import anyio
 
 from colibri_router.context import DEFAULT_CONTEXT_TOKENS, Reading, gather
 from colibri_router.context.reading import estimate_tokens_of, media_tokens
-from colibri_router.conversation import CompletionRequest, Media, Text, ToolResult, anthropic_blocks
+from colibri_router.conversation import CompletionRequest, Media, Text, ToolResult
 from colibri_router.errors import InvalidRequestError
 from colibri_router.pricing import context_window
 from colibri_router.providers import Choice
@@ -39,7 +39,7 @@ async def with_files(args: RouterCallInput, settings: Settings) -> RouterCallInp
         raise InvalidRequestError("`files` go into the last user turn, and `messages` has none")
     content = turns[last_user]["content"]
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-    turns[last_user] = {"role": "user", "content": [*blocks, *anthropic_blocks(reading.parts)]}
+    turns[last_user] = {"role": "user", "content": [*blocks, *reading.blocks()]}
     return args.with_reading([InputMessage.model_validate(turn) for turn in turns], reading)
 
 
@@ -66,7 +66,10 @@ def files_read_of(reading: Reading | None) -> list[FileReadOut] | None:
     """The result's ``files_read``: None when the call gave no ``files``."""
     if reading is None:
         return None
-    return [FileReadOut(path=f.path, bytes=f.bytes, tokens_estimated=f.tokens_estimated) for f in reading.files]
+    return [
+        FileReadOut(path=f.path, bytes=f.bytes, tokens_estimated=f.tokens_estimated, encoding=f.encoding)
+        for f in reading.files
+    ]
 
 
 def check_context(args: RouterCallInput, choice: Choice, request: CompletionRequest, settings: Settings) -> None:

@@ -2,16 +2,21 @@
 
 A model that cannot read images is refused (:class:`MediaUnreadable`, which a fallback chain skips);
 a model whose images support is unknown gets them, with a warning. A PDF goes natively where the model
-reads PDFs, else as its text, extracted locally (an image-only PDF is refused). An image over the
-wire's size limit is downscaled (Pillow, the ``images`` extra) or refused naming the extra; more
-images than the wire takes, or media by URL where the wire takes only content, are refused.
+reads PDFs, else as its text, extracted locally (a PDF without text, or one that cannot be read here,
+is refused for that model). An image over the wire's size limit is downscaled (Pillow, the ``images``
+extra) or refused naming the extra; more images than the wire takes, or media by URL where the wire
+takes only content, are refused. A PDF that opens only with a password is refused for every model.
+
+Whatever the bytes hold, a failure is INVALID_REQUEST naming the file, or, where the model can take the
+file as it is (a PDF it reads natively that cannot be read here), the file goes as it is with a warning.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from colibri_router.context.media import downscaled, pdf_pages, pdf_text
+from colibri_router.context.images import ImageUnreadable, downscaled
+from colibri_router.context.pdf import PdfEncrypted, PdfUnreadable, document_text, pdf_pages, pdf_text
 from colibri_router.conversation import CompletionRequest, Media, Part, Text, ToolResult
 from colibri_router.errors import InvalidRequestError
 from colibri_router.providers import Choice
@@ -88,7 +93,10 @@ class _Fitter:
             return media
         limit = self.limits.max_image_bytes
         if limit is not None and media.size > limit:
-            smaller, warning = downscaled(media, limit, self.where)
+            try:
+                smaller, warning = downscaled(media, limit, self.where)
+            except ImageUnreadable as error:  # a wire with a larger limit may take it as it is
+                raise MediaUnreadable(str(error)) from None
             self.warnings.append(warning)
             return smaller
         return media
@@ -96,20 +104,54 @@ class _Fitter:
     def _document(self, media: Media) -> Media | Text:
         name = media.title or "a PDF"
         if self.support.pdf:
-            if media.data is None and not self.limits.url_documents:
-                raise InvalidRequestError(f"{self.where} takes no PDF by URL: send the PDF's content (base64)")
-            pages = self.limits.max_pdf_pages
-            if pages is not None and media.data is not None and (count := pdf_pages(media)) > pages:
-                raise InvalidRequestError(
-                    f"{name} has {count} pages and {self.where} reads at most {pages} a PDF "
-                    f"({self.limits.source}); split it or send fewer pages"
-                )
-            return media
+            return self._native_document(media, name)
         if media.data is None:
             raise InvalidRequestError(
                 f"{self.model} cannot read PDFs, and {name} is given by URL, so its text cannot be extracted "
                 "here: send its content (base64)"
             )
-        text = pdf_text(media, self.model)
+        try:
+            pages = pdf_text(media)
+        except PdfEncrypted:
+            raise _encrypted(name) from None
+        except PdfUnreadable as error:  # a model that reads PDFs natively may take it as it is
+            raise MediaUnreadable(
+                f"{self.model} cannot read PDFs, and {name} could not be read here to send its text ({error}); "
+                "send it to a model that reads PDFs natively (Claude, Gemini, GPT-4o and later)"
+            ) from None
+        if not any(pages):
+            raise MediaUnreadable(
+                f"{name} holds no text (its pages are images) and {self.model} cannot read PDFs; send it to a "
+                "model that reads PDFs natively (Claude, Gemini, GPT-4o and later)"
+            )
         self.warnings.append(f"{self.model} cannot read PDFs natively: sent the text of {name}, extracted locally")
-        return Text(f"\n{text}\n")
+        return Text(f"\n{document_text(name, pages)}\n")
+
+    def _native_document(self, media: Media, name: str) -> Media:
+        """A PDF for a model that reads PDFs: checked for a password and the wire's page limit; one
+        that cannot be read here goes as it is, with a warning (the model may read it)."""
+        if media.data is None:
+            if not self.limits.url_documents:
+                raise InvalidRequestError(f"{self.where} takes no PDF by URL: send the PDF's content (base64)")
+            return media
+        pages = self.limits.max_pdf_pages
+        try:
+            count = pdf_pages(media)
+        except PdfEncrypted:
+            raise _encrypted(name) from None
+        except PdfUnreadable as error:
+            unchecked = "" if pages is None else f", its pages not counted against {self.where}'s limit"
+            self.warnings.append(f"{name} could not be read here ({error}): sent as it is{unchecked}")
+            return media
+        if pages is not None and count > pages:
+            raise InvalidRequestError(
+                f"{name} has {count} pages and {self.where} reads at most {pages} a PDF "
+                f"({self.limits.source}); split it or send fewer pages"
+            )
+        return media
+
+
+def _encrypted(name: str) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"{name} is encrypted: it opens only with its password, so no model can read it; send it decrypted"
+    )

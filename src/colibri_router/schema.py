@@ -314,6 +314,9 @@ class FileReadOut(BaseModel):
     path: str
     bytes: int
     tokens_estimated: int
+    encoding: str | None = Field(
+        default=None, exclude_if=lambda encoding: encoding is None, description="A text file's, when not UTF-8."
+    )
 
 
 class RouterCallResult(BaseModel):

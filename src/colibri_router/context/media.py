@@ -1,21 +1,15 @@
-"""Images and PDFs: their type by content (magic bytes, never the name), downscaling an image to a
-wire's limits (Pillow, the optional ``colibri-router[images]`` extra), and a PDF's text for models
-that cannot read PDFs (``pypdf``: pure Python, well kept, and text extraction is all that is needed;
-no rendering, no native libraries to install).
+"""Images and PDFs: their type by content (magic bytes, never the name), and media parts from a
+message's blocks or a file's bytes. Downscaling is :mod:`.images`; a PDF's pages and text, :mod:`.pdf`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import io
-import math
 import mimetypes
-from dataclasses import replace
 from typing import Any
 
 from colibri_router.conversation import PDF_TYPE, Media, MediaKind
-from colibri_router.errors import InvalidRequestError
 
 # (signature, offset, media type); WebP is RIFF....WEBP.
 _SIGNATURES = (
@@ -27,7 +21,6 @@ _SIGNATURES = (
     (b"%PDF-", 0, PDF_TYPE),
 )
 SNIFF_BYTES = 16
-IMAGES_EXTRA = "colibri-router[images]"
 
 
 def sniff(head: bytes) -> str | None:
@@ -76,66 +69,3 @@ def media_of(kind: MediaKind, source: dict[str, Any], title: str | None = None) 
 
 def media_from_bytes(data: bytes, media_type: str, title: str | None = None) -> Media:
     return Media(kind_of(media_type), media_type, base64.b64encode(data).decode("ascii"), title=title)
-
-
-def downscaled(media: Media, max_bytes: int, where: str) -> tuple[Media, str]:
-    """``media`` re-encoded smaller than ``max_bytes``, keeping the aspect ratio; and the warning that
-    says the new size. Without Pillow: INVALID_REQUEST naming the extra."""
-    try:
-        from PIL import Image
-    except ImportError:
-        raise InvalidRequestError(
-            f"an image of {media.size} bytes is over {where}'s limit of {max_bytes} bytes; install "
-            f"{IMAGES_EXTRA} to have it downscaled, or send a smaller image"
-        ) from None
-    raw = base64.b64decode(media.data or "")
-    with Image.open(io.BytesIO(raw)) as image:
-        width, height = image.size
-        fmt = "PNG" if media.media_type == "image/png" else "JPEG"
-        scale = math.sqrt(max_bytes / len(raw)) * 0.9
-        while True:
-            size = (max(1, int(width * scale)), max(1, int(height * scale)))
-            buffer = io.BytesIO()
-            resized = image.convert("RGB" if fmt == "JPEG" else image.mode).resize(size)
-            resized.save(buffer, fmt, **({"quality": 85} if fmt == "JPEG" else {"optimize": True}))
-            if buffer.tell() <= max_bytes or scale < 0.01:
-                break
-            scale *= 0.8
-    media_type = "image/png" if fmt == "PNG" else "image/jpeg"
-    smaller = replace(media, media_type=media_type, data=base64.b64encode(buffer.getvalue()).decode("ascii"))
-    warning = (
-        f"an image of {width}x{height} ({len(raw)} bytes) was over {where}'s limit of {max_bytes} bytes: "
-        f"sent downscaled to {size[0]}x{size[1]} ({buffer.tell()} bytes)"
-    )
-    return smaller, warning
-
-
-def pdf_pages(media: Media) -> int:
-    """How many pages a PDF has (1 when it cannot be read: the provider will say what is wrong)."""
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
-    try:
-        return max(1, len(PdfReader(io.BytesIO(base64.b64decode(media.data or ""))).pages))
-    except (PdfReadError, ValueError, OSError):
-        return 1
-
-
-def pdf_text(media: Media, where: str) -> str:
-    """The text of a PDF, page by page; INVALID_REQUEST when it has none (pages that are only images)."""
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
-    name = media.title or "a PDF"
-    try:
-        reader = PdfReader(io.BytesIO(base64.b64decode(media.data or "")))
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
-    except (PdfReadError, ValueError, OSError) as error:
-        raise InvalidRequestError(f"{name} could not be read as a PDF ({error})") from None
-    if not any(pages):
-        raise InvalidRequestError(
-            f"{name} holds no text (its pages are images) and {where} cannot read PDFs; send it to a "
-            "model that reads PDFs natively (Claude, Gemini, GPT-4o and later)"
-        )
-    body = "\n\n".join(f"[page {number}]\n{text}" for number, text in enumerate(pages, start=1) if text)
-    return f'<document title="{name}">\n{body}\n</document>'

@@ -1,18 +1,24 @@
-"""Reading the files ``files`` named: limits, secrets, binary files, redaction, line numbers.
+"""Reading the files ``files`` named: limits, secrets, binary files, encodings, redaction, line numbers.
 
 Each text file becomes one text part headed by its path, every line numbered (``  12│ code``) so the
-model can cite lines. Everything that would make the call fail is found here, before anything is sent.
+model can cite lines; lines end as Python's universal newlines say (``\n``, ``\r\n`` or a lone ``\r``).
+Text is decoded as :mod:`.encodings` says. Everything that would make the call fail is found here,
+before anything is sent; a file that cannot be read is INVALID_REQUEST when named, and left out with a
+warning when a glob or directory found it.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
-from colibri_router.context.media import SNIFF_BYTES, media_from_bytes, pdf_pages, sniff
+from colibri_router.context.encodings import decode
+from colibri_router.context.media import SNIFF_BYTES, media_from_bytes, sniff
 from colibri_router.context.paths import Found
+from colibri_router.context.pdf import PdfUnreadable, pdf_pages
 from colibri_router.context.secrets import allowed, looks_secret
-from colibri_router.conversation import Media, Part, Text
+from colibri_router.conversation import Media, Part, Text, anthropic_blocks
 from colibri_router.errors import InvalidRequestError
 from colibri_router.redaction import redact
 
@@ -35,6 +41,7 @@ class FileRead:
     path: str
     bytes: int
     tokens_estimated: int
+    encoding: str | None = None  # a text file's, when not UTF-8
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +62,16 @@ class Reading:
     def tokens(self) -> int:
         return sum(file.tokens_estimated for file in self.files)
 
+    def blocks(self) -> list[dict[str, Any]]:
+        """The parts as host-facing blocks (Anthropic's shape). An image's block keeps its file's name
+        as ``title``, which the input reads back (a document's block has one anyway), so that what is
+        said of an image later (it could not be downscaled) names its file; no wire sends it."""
+        blocks = anthropic_blocks(self.parts)
+        for part, block in zip(self.parts, blocks, strict=True):
+            if isinstance(part, Media) and part.kind == "image" and part.title:
+                block["title"] = part.title
+        return blocks
+
 
 def read_all(found: list[Found], limits: Limits) -> Reading:
     reading = Reading([], [], [])
@@ -72,6 +89,16 @@ def read_all(found: list[Found], limits: Limits) -> Reading:
 
 
 def _read_one(file: Found, limits: Limits, reading: Reading) -> None:
+    try:
+        _read_file(file, limits, reading)
+    except OSError as error:  # gone since it was listed, unreadable, a directory by now...
+        why = error.strerror or type(error).__name__
+        if file.explicit:
+            raise InvalidRequestError(f"files: {file.shown!r} could not be read ({why})") from None
+        reading.warnings.append(f"files: {file.shown} could not be read ({why}): left out")
+
+
+def _read_file(file: Found, limits: Limits, reading: Reading) -> None:
     size = file.path.stat().st_size
     with file.path.open("rb") as opened:
         media_type = sniff(opened.read(SNIFF_BYTES))
@@ -83,16 +110,18 @@ def _read_one(file: Found, limits: Limits, reading: Reading) -> None:
             f"files: {file.shown!r} is {size} bytes, over the limit of {limits.max_bytes} (COLIBRI_FILE_MAX_BYTES)"
         )
     data = file.path.read_bytes()
-    text = _text_of(data)
-    if text is None:
-        reading.warnings.append(f"files: {file.shown} is binary: left out")
+    decoded = decode(data)
+    if decoded is None:
+        what = "binary" if b"\0" in data else "in an encoding not recognised with confidence"
+        reading.warnings.append(f"files: {file.shown} is {what}: left out")
         return
+    text = decoded.text
     redacted = redact(text)
     if redacted != text:
         reading.warnings.append(f"files: {file.shown} holds key-shaped text, sent as [redacted]")
     block = numbered_block(file.shown, redacted)
     reading.parts.append(Text(block))
-    reading.files.append(FileRead(file.shown, size, estimate_tokens(block)))
+    reading.files.append(FileRead(file.shown, size, estimate_tokens(block), decoded.encoding))
 
 
 def _read_media(file: Found, size: int, media_type: str, reading: Reading) -> None:
@@ -104,23 +133,26 @@ def _read_media(file: Found, size: int, media_type: str, reading: Reading) -> No
         )
     media = media_from_bytes(file.path.read_bytes(), media_type, title=file.path.name)
     reading.parts.append(media)
-    tokens = IMAGE_TOKENS if media.kind == "image" else PDF_PAGE_TOKENS * pdf_pages(media)
-    reading.files.append(FileRead(file.shown, size, tokens))
+    reading.files.append(FileRead(file.shown, size, _media_tokens_read(media)))
 
 
-def _text_of(data: bytes) -> str | None:
-    if b"\0" in data:
-        return None
+def _media_tokens_read(media: Media) -> int:
+    """An image's or a PDF's tokens, a PDF's from its pages when it can be read here (the models it
+    goes to say what is wrong with one that cannot: see :mod:`colibri_router.media_fit`)."""
+    if media.kind == "image":
+        return IMAGE_TOKENS
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+        return PDF_PAGE_TOKENS * max(1, pdf_pages(media))
+    except PdfUnreadable:
+        return media_tokens(media)
 
 
 def numbered_block(shown: str, text: str) -> str:
     """``text`` as one block headed by its path, each line numbered from 1; it starts and ends with a
     newline, so wires that join a turn's text parts keep it on lines of its own."""
-    lines = text.replace("\r\n", "\n").split("\n")
+    # Universal newlines: \r\n, then a lone \r, end a line as \n does (not \v, \f, \x85 or \u2028,
+    # as str.splitlines would); most files hold no \r, and skip the copies.
+    lines = (text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text).split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line starts no line of its own
     width = max(MIN_NUMBER_WIDTH, len(str(len(lines))))
