@@ -17,11 +17,21 @@ from typing import Any
 import pytest
 import structlog
 from fake_upstream import FakeUpstream  # importable everywhere: pyproject sets pythonpath = ["tests"]
+from result_schemas import install as check_every_tool_result
 
 pytest_plugins = ["postgres_cluster"]  # the throwaway PostgreSQL server's fixtures, for every directory
 
 _SECRET_PREFIXES = ("COLIBRI_", "ANTHROPIC_", "MOONSHOT_", "KIMI_")
 _PROXY_VARIABLES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _tool_results_match_their_output_schemas() -> Iterator[None]:
+    """Every tool result a test receives, error or not, is checked against its tool's output schema
+    from tools/list, as the official TypeScript client does (tests/result_schemas.py)."""
+    stop = check_every_tool_result()
+    yield
+    stop()
 
 
 @pytest.fixture(autouse=True)
