@@ -76,4 +76,3 @@ def install() -> Callable[[], None]:
         ClientSession.call_tool = original_call  # type: ignore[method-assign]
 
     return uninstall
-

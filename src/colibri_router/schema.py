@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
 from colibri_router.context.media import media_of
@@ -178,9 +179,7 @@ class RouterCallInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    prompt: str | None = Field(
-        None, min_length=1, description="One user message; or `messages`, not both."
-    )
+    prompt: str | None = Field(None, min_length=1, description="One user message; or `messages`, not both.")
     messages: list[InputMessage] | None = Field(
         None,
         min_length=1,
@@ -205,14 +204,10 @@ class RouterCallInput(BaseModel):
     temperature: float | None = Field(
         None, ge=0, le=2, description="Sampling temperature; clamped to the provider's range (0-1)."
     )
-    tools: list[ToolDefinition] | None = Field(
-        None, description="Tools the model may call (Anthropic shape)."
-    )
+    tools: list[ToolDefinition] | None = Field(None, description="Tools the model may call (Anthropic shape).")
     tool_choice: Literal["auto", "none", "required"] | NamedToolChoice | None = Field(
         None,
-        description=(
-            'auto (default), none, required (some tool), or {"type":"tool","name"} (that tool).'
-        ),
+        description=('auto (default), none, required (some tool), or {"type":"tool","name"} (that tool).'),
     )
     reasoning: Literal["off", "low", "medium", "high"] | None = Field(
         None, description="How much the model reasons; absent: the provider's default."
@@ -300,6 +295,11 @@ class ErrorDetail(BaseModel):
     retry_after_s: float | None
 
 
+def _absent_not_null(schema: JsonDict) -> None:
+    """A field dumped without its null: the schema names no default."""
+    schema.pop("default", None)
+
+
 # What every tool returns for a failure (the structuredContent of an isError result): each tool's
 # output schema is its success object or this one (see colibri_router.server.generate_schemas). A
 # comment, not a docstring: pydantic would publish a docstring in every tool's output schema.
@@ -309,7 +309,7 @@ class ErrorResult(BaseModel):
         default=None,
         exclude_if=lambda attempts: attempts is None,
         description="Each model tried; when any was.",
-        json_schema_extra=lambda schema: schema.pop("default", None),  # absent, never null
+        json_schema_extra=_absent_not_null,
     )
 
 

@@ -93,7 +93,10 @@ def test_an_untyped_property_or_item_is_found() -> None:
 
 async def test_router_ask_many_names_router_calls_shapes_with_their_types() -> None:
     schema = (await _served())["router_ask_many"]["properties"]
-    assert schema["tool_choice"]["anyOf"] == [{"enum": ["auto", "none", "required"], "type": "string"}, {"type": "object"}]
+    assert schema["tool_choice"]["anyOf"] == [
+        {"enum": ["auto", "none", "required"], "type": "string"},
+        {"type": "object"},
+    ]
     assert schema["messages"]["items"] == {"type": "object"} == schema["tools"]["items"]
 
 

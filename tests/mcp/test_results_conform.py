@@ -28,8 +28,8 @@ from colibri_router.errors import (
     CostCapError,
     DeadlineError,
     InvalidRequestError,
-    Kind,
     KimiApiError,
+    Kind,
 )
 from colibri_router.server import build_server, error_result
 from colibri_router.server.schemas import published
@@ -45,8 +45,20 @@ SERVICES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "router_run": ("colibri_router.testing.service", "run_for_tool", {"scenario": {"colibri": 1}}),
 }
 ATTEMPTS = (
-    {"provider": "kimi", "model": "kimi-k2", "outcome": "KIMI_RETRIES_EXHAUSTED", "kind": "RATE_LIMITED", "latency_ms": 9},
-    {"provider": "claude", "model": "claude-sonnet-4-5", "outcome": "ANTHROPIC_API_ERROR", "kind": None, "latency_ms": 3},
+    {
+        "provider": "kimi",
+        "model": "kimi-k2",
+        "outcome": "KIMI_RETRIES_EXHAUSTED",
+        "kind": "RATE_LIMITED",
+        "latency_ms": 9,
+    },
+    {
+        "provider": "claude",
+        "model": "claude-sonnet-4-5",
+        "outcome": "ANTHROPIC_API_ERROR",
+        "kind": None,
+        "latency_ms": 3,
+    },
 )
 
 

@@ -83,7 +83,8 @@ def result_schema(tool: str) -> dict[str, Any]:
     object every tool answers a failure with. The MCP client of the official TypeScript SDK (Gemini
     CLI's) checks error results against the output schema too, so both shapes are in it; the root is
     an object, as the MCP specification requires of an output schema."""
-    union: dict[str, Any] = TypeAdapter(OUTPUTS[tool] | ErrorResult).json_schema()
+    either: Any = OUTPUTS[tool] | ErrorResult
+    union: dict[str, Any] = TypeAdapter(either).json_schema()
     return {"type": "object", **without_titles(union)}
 
 
