@@ -18,6 +18,7 @@ import pytest
 import structlog
 from fake_upstream import FakeUpstream  # importable everywhere: pyproject sets pythonpath = ["tests"]
 from hypothesis import settings
+from result_schemas import install as check_every_tool_result
 
 # No per-example deadline: the suite runs its files in parallel (pytest -n auto) beside servers and
 # subprocesses, and a test here never asserts how long something takes (benchmarks/ measures that).
@@ -28,6 +29,15 @@ pytest_plugins = ["postgres_cluster"]  # the throwaway PostgreSQL server's fixtu
 
 _SECRET_PREFIXES = ("COLIBRI_", "ANTHROPIC_", "MOONSHOT_", "KIMI_")
 _PROXY_VARIABLES = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _tool_results_match_their_output_schemas() -> Iterator[None]:
+    """Every tool result a test receives, error or not, is checked against its tool's output schema
+    from tools/list, as the official TypeScript client does (tests/result_schemas.py)."""
+    stop = check_every_tool_result()
+    yield
+    stop()
 
 
 @pytest.fixture(autouse=True)

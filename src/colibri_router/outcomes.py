@@ -1,5 +1,7 @@
-"""Error results a model can act on: the structured object every tool returns for a failure, and its
-text form (``CODE: message`` then the same object as compact JSON, for hosts that read only text)."""
+"""Error results a model can act on: the structured object every tool returns for a failure (an
+:class:`~colibri_router.schema.ErrorResult`, which every tool's output schema describes beside its
+success object), and its text form (``CODE: message`` then the same object as compact JSON, for hosts
+that read only text)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import json
 from typing import Any
 
 from colibri_router.errors import ColibriError
-from colibri_router.schema import ErrorDetail
+from colibri_router.schema import Attempt, ErrorDetail, ErrorResult
 
 INTERNAL_ERROR = "INTERNAL_ERROR"
 # Said after a setting's error: the command that checks every setting at once, keys included.
@@ -25,9 +27,9 @@ def error_structured(error: ColibriError) -> dict[str, Any]:
         retryable=error.retryable_later,
         retry_after_s=error.retry_after,
     )
-    structured: dict[str, Any] = {"error": detail.model_dump()}
-    if error.attempts:
-        structured["attempts"] = list(error.attempts)
+    # Through the model of every tool's error object, which its output schema describes.
+    attempts = [Attempt.model_validate(attempt) for attempt in error.attempts] or None
+    structured: dict[str, Any] = ErrorResult(error=detail, attempts=attempts).model_dump()
     return structured
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic.config import JsonDict
+from pydantic.json_schema import SkipJsonSchema
 
 from colibri_router.context.media import media_of
 from colibri_router.conversation import (
@@ -32,7 +34,8 @@ class _Block(BaseModel):
 
 
 class _StatefulBlock(_Block):
-    provider_state: dict[str, Any] | None = Field(None, description="Opaque; send it back unchanged.")
+    # Opaque to the host: a result's `message` carries it, and the next call sends it back as is.
+    provider_state: dict[str, Any] | None = None
 
     def state(self) -> ProviderState | None:
         return ProviderState.from_json(self.provider_state) if self.provider_state else None
@@ -46,12 +49,12 @@ class TextBlock(_StatefulBlock):
 class ThinkingBlock(_StatefulBlock):
     type: Literal["thinking"]
     thinking: str
-    signature: str | None = Field(None, description="Claude's signature; send it back unchanged.")
+    signature: str | None = None  # Claude's, sent back as is
 
 
 class RedactedThinkingBlock(_Block):
     type: Literal["redacted_thinking"]
-    data: str = Field(description="Claude's encrypted reasoning; send it back unchanged.")
+    data: str  # Claude's encrypted reasoning, sent back as is
 
 
 class ToolUseBlock(_StatefulBlock):
@@ -116,7 +119,8 @@ class InputMessage(BaseModel):
 
     role: Literal["user", "assistant"]
     content: str | list[ContentBlock] = Field(
-        description="Text, or blocks: text, tool_use and thinking (assistant), tool_result, image, document (user)."
+        description="Text, or blocks: text, tool_use, thinking (assistant: a result's `message` as is), "
+        "tool_result, image, document (user)."
     )
 
     @model_validator(mode="after")
@@ -155,8 +159,8 @@ def _to_part(
 class ToolDefinition(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    name: str = Field(min_length=1, max_length=128, description="The tool's name.")
-    description: str | None = Field(None, description="What the tool does, for the model.")
+    name: str = Field(min_length=1, max_length=128)
+    description: str | None = None
     input_schema: dict[str, Any] = Field(description="JSON Schema of the tool's input object.")
 
     def to_spec(self) -> ToolSpec:
@@ -167,7 +171,7 @@ class NamedToolChoice(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     type: Literal["tool"]
-    name: str = Field(min_length=1, description="The tool the model must call.")
+    name: str = Field(min_length=1)
 
 
 class RouterCallInput(BaseModel):
@@ -175,49 +179,41 @@ class RouterCallInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    prompt: str | None = Field(
-        None, min_length=1, description="A single user message. Use this or `messages`, not both."
-    )
+    prompt: str | None = Field(None, min_length=1, description="One user message; or `messages`, not both.")
     messages: list[InputMessage] | None = Field(
         None,
         min_length=1,
         description=(
-            "The conversation so far in Anthropic Messages shape, ending with a user turn. For a tool "
-            "loop, append the previous result's `message` and then a user turn of tool_result blocks. "
-            "Use this or `prompt`, not both."
+            "The conversation (Anthropic Messages shape), ending with a user turn. Tool loop: append the "
+            "last result's `message`, then a user turn of tool_result blocks."
         ),
     )
     provider: str | None = Field(
         None,
         min_length=1,
         description=(
-            "Which service answers. When absent: from `model` (`<provider>:<model>`, or its name: claude-*, "
-            "gpt-*, gemini-*, mistral-*, kimi...), else COLIBRI_DEFAULT_PROVIDER."
+            "Which service answers; absent: the one `model` names (`<provider>:<model>`, claude-*, gpt-*...), "
+            "else COLIBRI_DEFAULT_PROVIDER."
         ),
     )
     model: str | None = Field(
         None, min_length=1, description="Model name, or `<provider>:<model>`; the provider's default when absent."
     )
     system_prompt: str | None = Field(None, description="System instructions for the model.")
-    max_tokens: int | None = Field(None, ge=1, description="Upper bound on output tokens (default 1024).")
+    max_tokens: int | None = Field(None, ge=1, description="Max output tokens (default 1024).")
     temperature: float | None = Field(
         None, ge=0, le=2, description="Sampling temperature; clamped to the provider's range (0-1)."
     )
-    tools: list[ToolDefinition] | None = Field(
-        None, description="Tools the model may call, in Anthropic shape {name, description, input_schema}."
-    )
+    tools: list[ToolDefinition] | None = Field(None, description="Tools the model may call (Anthropic shape).")
     tool_choice: Literal["auto", "none", "required"] | NamedToolChoice | None = Field(
         None,
-        description=(
-            "auto (default with tools), none, required (must call some tool), or "
-            '{"type": "tool", "name": ...} (must call that tool).'
-        ),
+        description=('auto (default), none, required (some tool), or {"type":"tool","name"} (that tool).'),
     )
     reasoning: Literal["off", "low", "medium", "high"] | None = Field(
         None, description="How much the model reasons; absent: the provider's default."
     )
     timeout_s: float | None = Field(
-        None, gt=0, description="Total seconds for the call, retries included (default COLIBRI_TIMEOUT_S, 300)."
+        None, gt=0, description="Seconds for the whole call, retries included (default 300)."
     )
     thread_id: str | None = Field(
         None,
@@ -230,7 +226,7 @@ class RouterCallInput(BaseModel):
     fallback: list[Annotated[str, Field(min_length=1)]] | None = Field(
         None,
         max_length=8,
-        description="Models to try in order if this one fails with a rate limit, quota, outage or unknown model.",
+        description="Models to try in turn if this one is rate-limited, out of quota, down or unknown.",
     )
     files: list[Annotated[str, Field(min_length=1)]] | None = Field(
         None,
@@ -297,6 +293,24 @@ class ErrorDetail(BaseModel):
     status: int | None
     retryable: bool = Field(description="Whether a later identical call can succeed.")
     retry_after_s: float | None
+
+
+def _absent_not_null(schema: JsonDict) -> None:
+    """A field dumped without its null: the schema names no default."""
+    schema.pop("default", None)
+
+
+# What every tool returns for a failure (the structuredContent of an isError result): each tool's
+# output schema is its success object or this one (see colibri_router.server.generate_schemas). A
+# comment, not a docstring: pydantic would publish a docstring in every tool's output schema.
+class ErrorResult(BaseModel):
+    error: ErrorDetail
+    attempts: list[Attempt] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=lambda attempts: attempts is None,
+        description="Each model tried; when any was.",
+        json_schema_extra=_absent_not_null,
+    )
 
 
 class ToolCallOut(BaseModel):

@@ -72,23 +72,21 @@ class RouterAskManyInput(RouterCallInput):
         """router_call's fields are named, not described again (see the module docstring)."""
         schema = handler.resolve_ref_schema(handler(core_schema))
         for name in RouterCallInput.model_fields.keys() & schema["properties"].keys():
-            field = schema["properties"][name]
-            if _refers(field):
-                field = {"type": "array"} if _is_array(field) else {}
+            field = _without_references(schema["properties"][name])
             schema["properties"][name] = {**field, "description": "As in router_call."}
         return schema
 
 
-def _refers(schema: Any) -> bool:
-    if isinstance(schema, dict):
-        return "$ref" in schema or any(_refers(value) for value in schema.values())
+def _without_references(schema: Any) -> Any:
+    """``schema`` with each of router_call's shapes it names written as a bare object: the types stay
+    (a host with no type for a field sends it as ``{}``), the shapes are router_call's to describe."""
     if isinstance(schema, list):
-        return any(_refers(item) for item in schema)
-    return False
-
-
-def _is_array(schema: dict[str, Any]) -> bool:
-    return schema.get("type") == "array" or any(option.get("type") == "array" for option in schema.get("anyOf", ()))
+        return [_without_references(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema:
+        return {"type": "object"}
+    return {key: _without_references(value) for key, value in schema.items()}
 
 
 class _Sparse(BaseModel):

@@ -1,4 +1,7 @@
-"""Helpers for driving the real ``colibri-router`` process over stdio with the official MCP client."""
+"""Helpers for driving the real ``colibri-router`` process over stdio with the official MCP client.
+
+Every tool result a session here receives, error or not, is checked against the tool's output schema
+from tools/list (tests/result_schemas.py, installed for the whole run by tests/conftest.py)."""
 
 from __future__ import annotations
 

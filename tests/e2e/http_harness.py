@@ -1,4 +1,7 @@
-"""Driving the real ``colibri-router serve --http`` process with the official MCP HTTP client."""
+"""Driving the real ``colibri-router serve --http`` process with the official MCP HTTP client.
+
+Every tool result a session here receives, error or not, is checked against the tool's output schema
+from tools/list (tests/result_schemas.py, installed for the whole run by tests/conftest.py)."""
 
 from __future__ import annotations
 

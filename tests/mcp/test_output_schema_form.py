@@ -1,5 +1,7 @@
 """The published output schemas are rewritten for fast validation (references inlined, nullable
-types as type lists): they must accept and reject exactly what the models' own schemas do."""
+types as type lists): they must accept and reject exactly what the models' own schemas do (the success
+object or the error object), except where they describe fewer levels (router_run's report, the error
+object's fields), where they must accept all the models' schemas accept."""
 
 from __future__ import annotations
 
@@ -11,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from colibri_router.server.generate_schemas import OUTPUTS, for_validation, without_titles
+from colibri_router.server.generate_schemas import OUTPUTS, collapsed, for_validation, result_schema
 from colibri_router.server.schemas import SCHEMAS_FILE
 
 PUBLISHED = {tool: schemas["output"] for tool, schemas in json.loads(SCHEMAS_FILE.read_text("utf-8")).items()}
-ORIGINAL = {tool: without_titles(model.model_json_schema()) for tool, model in OUTPUTS.items()}
+ORIGINAL = {tool: result_schema(tool) for tool in OUTPUTS}
 
 
 def _names(schema: Any) -> set[str]:
@@ -38,12 +40,16 @@ def _json(names: list[str]) -> st.SearchStrategy[Any]:
 
 
 def _instances(tool: str) -> st.SearchStrategy[dict[str, Any]]:
+    """Objects shaped like one of the result's two shapes (keys from its properties, values anything)."""
     schema = ORIGINAL[tool]
-    names = sorted(_names(schema))
-    values = _json(names)
-    required = dict.fromkeys(schema.get("required", []), values)
-    optional = {name: values for name in schema["properties"] if name not in required}
-    return st.fixed_dictionaries(required, optional=optional)
+    values = _json(sorted(_names(schema)))
+    shapes = []
+    for option in schema["anyOf"]:
+        shape = schema["$defs"][option["$ref"].removeprefix("#/$defs/")]
+        required = dict.fromkeys(shape.get("required", []), values)
+        optional = {name: values for name in shape["properties"] if name not in required}
+        shapes.append(st.fixed_dictionaries(required, optional=optional))
+    return st.one_of(shapes)
 
 
 @pytest.mark.parametrize("tool", sorted(OUTPUTS))
@@ -56,11 +62,32 @@ def test_no_reference_or_nullable_branch_is_left_to_resolve(tool: str) -> None:
 @pytest.mark.parametrize("tool", sorted(OUTPUTS))
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
-def test_the_published_form_accepts_exactly_what_the_model_schema_accepts(tool: str, data: st.DataObject) -> None:
+def test_the_published_form_accepts_what_the_model_schema_accepts(tool: str, data: st.DataObject) -> None:
+    """Exactly what it accepts, on the levels it describes: the error object's and router_run's report's
+    deeper levels are left to the models (their values only need the right type)."""
     instance = data.draw(_instances(tool))
     original, published = Draft202012Validator(ORIGINAL[tool]), Draft202012Validator(PUBLISHED[tool])
 
-    assert original.is_valid(instance) == published.is_valid(instance)
+    if original.is_valid(instance):
+        assert published.is_valid(instance)
+    if tool != "router_run" and "error" not in instance:
+        assert original.is_valid(instance) == published.is_valid(instance)
+
+
+def test_a_collapsed_schema_keeps_the_outer_levels_and_only_the_type_below() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "runs": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+            "who": {"type": "string"},
+        },
+        "required": ["runs"],
+    }
+    flat = collapsed(schema, 1)
+    assert flat == {**schema, "properties": {"runs": {"type": "array"}, "who": {"type": "string"}}}
+    validator = Draft202012Validator(flat)
+    assert validator.is_valid({"runs": [{"n": "any"}]}) and not validator.is_valid({"runs": {}})
+    assert not validator.is_valid({"who": "x"})  # runs is still required
 
 
 def test_a_real_result_with_every_nullable_field_set_both_ways_is_valid() -> None:

@@ -76,11 +76,13 @@ async def test_lists_the_tools_with_described_schemas_and_annotations() -> None:
     assert tool.annotations.open_world_hint is True
     output = tool.output_schema
     assert output is not None
+    success, error = output["anyOf"]  # the result, or the error object (tests/mcp/test_results_conform.py)
+    assert error["required"] == ["error"]
     assert {
         "provider", "content", "model", "prompt_tokens", "completion_tokens", "latency_ms",
         "stop_reason", "tool_calls", "thinking", "warnings", "message", "ttft_ms", "cached_tokens",
         "cache_write_tokens", "reasoning_tokens", "cost_usd", "price_source", "attempts", "thread_id",
-    } <= set(output["properties"])  # fmt: skip
+    } <= set(success["properties"])  # fmt: skip
 
 
 async def test_the_tool_list_stays_small() -> None:
@@ -288,7 +290,7 @@ async def test_router_ask_many_is_listed_with_its_schemas_and_fails_only_when_ev
         answered = await client.call_tool("router_ask_many", {"prompt": "hi", "models": models})
     assert tool.annotations is not None and tool.annotations.read_only_hint is True
     assert tool.output_schema is not None
-    assert {"answers", "total_cost_usd", "wall_ms", "verdict"} <= set(tool.output_schema["properties"])
+    assert {"answers", "total_cost_usd", "wall_ms", "verdict"} <= set(tool.output_schema["anyOf"][0]["properties"])
     assert tool.input_schema["required"] == ["models"]
     assert failed.is_error
     text = failed.content[0].text

@@ -7,34 +7,120 @@ import json
 import sys
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
-from colibri_router.schema import RouterCallResult
+from colibri_router.schema import ErrorResult, RouterCallResult
 from colibri_router.schema_many import RouterAskManyResult
 from colibri_router.schema_tools import RouterModelsResult, RouterThreadsResult, RouterUsageResult
 from colibri_router.server.arguments import ARGUMENTS
 from colibri_router.server.schemas import SCHEMAS_FILE
+from colibri_router.testing.report import Report
 
 COMMAND = "uv run python -m colibri_router.server.generate_schemas"
-# Tool name → its result model; router_run answers a report whose shape depends on the scenario.
+# Tool name → the model of its success object (its failure is an ErrorResult, whatever the tool).
 OUTPUTS: dict[str, type[BaseModel]] = {
     "router_call": RouterCallResult,
     "router_ask_many": RouterAskManyResult,
     "router_models": RouterModelsResult,
     "router_threads": RouterThreadsResult,
     "router_usage": RouterUsageResult,
+    "router_run": Report,
 }
+# How many levels of properties deep two objects are described, each deeper object or array by its
+# type alone: hosts read all of tools/list, and the whole of router_run's report (every run's turns,
+# assertions, comparisons) would be 9,000 characters of it, the error object's fields 800 per tool.
+# Both are described field by field in the docs (docs/agent-testing.md, docs/errors.md).
+REPORT_LEVELS = 1
+ERROR_LEVELS = 1
 
 
 def generate() -> dict[str, dict[str, Any]]:
     """Every tool's input and output schema, from its argument and result models."""
     return {
         tool: {
-            "input": without_null_options(without_titles(model.model_json_schema(by_alias=True))),
-            "output": for_validation(without_titles(OUTPUTS[tool].model_json_schema())) if tool in OUTPUTS else None,
+            "input": input_schema(model),
+            "output": output_schema(tool),
         }
         for tool, model in ARGUMENTS.items()
     }
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A tool's published input schema: its argument model's, in the form hosts read (see
+    :func:`for_hosts`), each definition named shortly."""
+    schema = without_null_options(without_titles(model.model_json_schema(by_alias=True)))
+    return with_short_names(for_hosts(schema))
+
+
+# A definition's published name: every reference repeats it, and the host's model knows these shapes
+# by their Anthropic names.
+SHORT_NAMES = {
+    "InputMessage": "Message",
+    "TextBlock": "Text",
+    "ThinkingBlock": "Thinking",
+    "RedactedThinkingBlock": "RedactedThinking",
+    "ToolUseBlock": "ToolUse",
+    "ToolResultBlock": "ToolResult",
+    "MediaBlock": "Media",
+    "ToolDefinition": "Tool",
+    "NamedToolChoice": "NamedChoice",
+}
+
+
+def with_short_names(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with its definitions renamed as :data:`SHORT_NAMES` says, references included."""
+    text = json.dumps(schema)
+    for name, short in SHORT_NAMES.items():
+        text = text.replace(f'"#/$defs/{name}"', f'"#/$defs/{short}"')
+    renamed: dict[str, Any] = json.loads(text)
+    if "$defs" in renamed:
+        renamed["$defs"] = {SHORT_NAMES.get(name, name): spec for name, spec in renamed["$defs"].items()}
+    return renamed
+
+
+def result_schema(tool: str) -> dict[str, Any]:
+    """What ``tool`` returns, as its models say it: an object that is its success object or the error
+    object every tool answers a failure with. The MCP client of the official TypeScript SDK (Gemini
+    CLI's) checks error results against the output schema too, so both shapes are in it; the root is
+    an object, as the MCP specification requires of an output schema."""
+    either: Any = OUTPUTS[tool] | ErrorResult
+    union: dict[str, Any] = TypeAdapter(either).json_schema()
+    return {"type": "object", **without_titles(union)}
+
+
+def output_schema(tool: str) -> dict[str, Any]:
+    """``tool``'s published output schema: :func:`result_schema` in the form a client checks fastest,
+    the error object and router_run's report described to :data:`ERROR_LEVELS` and
+    :data:`REPORT_LEVELS` levels."""
+    schema = for_validation(result_schema(tool))
+    success, error = schema["anyOf"]
+    schema["anyOf"] = [
+        collapsed(success, REPORT_LEVELS) if tool == "router_run" else success,
+        collapsed(error, ERROR_LEVELS),
+    ]
+    return schema
+
+
+def collapsed(schema: Any, levels: int) -> Any:
+    """``schema`` with every object or array nested deeper than ``levels`` levels of properties reduced
+    to its type and description: it accepts all that ``schema`` accepts, and checks the outer levels."""
+    if not isinstance(schema, dict):
+        return schema
+    if levels == 0 and "anyOf" in schema:
+        kept = {key: schema[key] for key in ("type", "description") if key in schema}
+        return {**kept, "anyOf": [collapsed(option, 0) for option in schema["anyOf"]]}
+    if levels == 0 and ({"properties", "items", "additionalProperties"} & schema.keys()):
+        return {key: schema[key] for key in ("type", "description") if key in schema}
+    out = dict(schema)
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {name: collapsed(spec, levels - 1) for name, spec in schema["properties"].items()}
+    if isinstance(schema.get("additionalProperties"), dict):
+        out["additionalProperties"] = collapsed(schema["additionalProperties"], levels - 1)
+    if "items" in schema:
+        out["items"] = collapsed(schema["items"], levels)
+    if "anyOf" in schema:
+        out["anyOf"] = [collapsed(option, levels) for option in schema["anyOf"]]
+    return out
 
 
 def without_titles(schema: Any) -> Any:
@@ -52,6 +138,34 @@ def without_titles(schema: Any) -> Any:
         for key, value in schema.items()
         if key != "title"
     }
+
+
+# Keywords left out of input schemas (→ the one value left out, ... for any): the server checks its
+# arguments with the models, so these only cost the host's model words. A string must not be empty:
+# a model sends none, and the server's message says so if one does.
+_NOT_FOR_HOSTS: dict[str, Any] = {"discriminator": ..., "additionalProperties": True, "minLength": 1}
+
+
+def for_hosts(schema: Any) -> Any:
+    """An input schema in the words every host reads alike, and shorter: a discriminated union
+    (pydantic's ``oneOf`` with an OpenAPI ``discriminator``, which no JSON Schema validator reads and
+    Codex drops with its branches) is an ``anyOf`` of its branches, each of which names its ``type``;
+    an open object leaves out ``additionalProperties: true``, which JSON Schema assumes, and a string
+    ``minLength: 1`` (see :data:`_NOT_FOR_HOSTS`). Codex strips
+    every description from a tool whose input schema is over 5,000 bytes: a test keeps each under."""
+    if isinstance(schema, list):
+        return [for_hosts(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: for_hosts(spec) for name, spec in value.items()}
+        elif key == "oneOf":
+            out["anyOf"] = for_hosts(value)
+        elif key not in _NOT_FOR_HOSTS or _NOT_FOR_HOSTS[key] not in (..., value):
+            out[key] = for_hosts(value)
+    return out
 
 
 def without_null_options(schema: Any) -> Any:

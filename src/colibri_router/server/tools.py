@@ -11,7 +11,8 @@ server run, opened by the first call, closed when the server's loop ends.
 Every result is one object: ``structuredContent``, and the same object as compact JSON in the text
 block (hosts hand their model one or the other). A failure is ``isError`` with ``{"error": {code,
 kind, message, provider, model, status, retryable, retry_after_s}}`` (and ``attempts``), its text
-``CODE: message`` followed by that object on the next line.
+``CODE: message`` followed by that object on the next line. Each tool's output schema describes both
+objects (:mod:`.generate_schemas`): some clients check error results against it too.
 """
 
 from __future__ import annotations
