@@ -215,7 +215,7 @@ async def test_a_client_that_cancels_a_2026_round_cancels_the_call(tmp_path: Pat
             async def ask() -> None:
                 await client.call_tool(
                     "router_ask_many",
-                    {"models": ["kimi:kimi-k2.6", "host"], "prompt": "hi"},
+                    {"models": ["kimi:kimi-k2.6", "host:a"], "prompt": "hi"},
                     progress_callback=on_progress,
                 )
 
