@@ -8,7 +8,7 @@ never touch the disk. Everything here runs before anything is sent, so every ref
 
 from __future__ import annotations
 
-from colibri_router.context.paths import expand, http_place, local_place
+from colibri_router.context.paths import WalkLimits, expand, http_place, local_place
 from colibri_router.context.reading import FileRead, Limits, Reading, estimate_tokens, read_all
 from colibri_router.settings import Settings, comma_list
 
@@ -22,7 +22,8 @@ def gather(entries: list[str], settings: Settings, *, over_http: bool = False) -
     """Read ``entries`` (paths, globs, directories) as ``settings`` say; blocking file I/O, so async
     callers run it in a worker thread. Raises INVALID_REQUEST for whatever must not be sent."""
     place = http_place(settings.http_files_root) if over_http else local_place(settings.workspace)
-    found, warnings = expand(entries, place)
-    reading = read_all(found, Limits(settings.file_max_bytes, tuple(comma_list(settings.files_allow))))
+    allow = tuple(comma_list(settings.files_allow))
+    found, warnings = expand(entries, place, WalkLimits(settings.files_max_entries, settings.files_max_seconds, allow))
+    reading = read_all(found, Limits(settings.file_max_bytes, allow))
     reading.warnings[:0] = warnings
     return reading
