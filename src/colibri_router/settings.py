@@ -67,7 +67,7 @@ class Settings(BaseSettings):
     file_max_bytes: int = Field(1_000_000, ge=1, validation_alias="COLIBRI_FILE_MAX_BYTES")
     context_max_tokens: int | None = Field(None, ge=1, validation_alias="COLIBRI_CONTEXT_MAX_TOKENS")
     files_allow: str | None = Field(None, validation_alias="COLIBRI_FILES_ALLOW")
-    files_max_entries: int = Field(20_000, ge=1, validation_alias="COLIBRI_FILES_MAX_ENTRIES")
+    files_max_entries: int = Field(50_000, ge=1, validation_alias="COLIBRI_FILES_MAX_ENTRIES")
     files_max_seconds: float = Field(3.0, gt=0, validation_alias="COLIBRI_FILES_MAX_SECONDS")
     http_files_root: str | None = Field(None, min_length=1, validation_alias="COLIBRI_HTTP_FILES_ROOT")
     # serve --http: command-line agents would run on the server's login for every caller.

@@ -118,7 +118,7 @@ def _expand_one(entry: str, place: Place, budget: Budget, allow: tuple[str, ...]
         depth=depth,
         workspace=place.workspace,
         budget=budget,
-        screen=functools.partial(_screen, place=place, allow=allow),
+        screen=functools.partial(_screen, place=place, allow=allow, home=Path.home()),
     )
     warnings.extend(_left_out_warnings(entry, walked, place))
     if walked.ignored_base:
@@ -163,14 +163,14 @@ def _refuse_named_store(entry: str, base: Path, place: Place, allow: tuple[str, 
         )
 
 
-def _screen(path: Path, directory: bool, *, place: Place, allow: tuple[str, ...]) -> str | None:
+def _screen(path: Path, directory: bool, *, place: Place, allow: tuple[str, ...], home: Path) -> str | None:
     """Why a walk leaves ``path`` out before reading it: the home directory's hidden entries, and
     directories that are credential stores (files are checked when read, by name and content)."""
-    if allowed(path, place.shown(path), allow):
+    if allow and allowed(path, place.shown(path), allow):
         return None
-    if hidden_in_home(path):
+    if hidden_in_home(path, home):
         return HIDDEN_IN_HOME
-    store = credential_store(path) if directory else None
+    store = credential_store(path, through_links=False) if directory else None
     return None if store is None else f"looks like a secret ({store})"
 
 

@@ -51,14 +51,16 @@ def refusal(path: Path, shown: str, allow: Sequence[str], scan_bytes: int) -> st
     return PRIVATE_KEY if holds_private_key(path, scan_bytes) else None
 
 
-def credential_store(path: Path) -> str | None:
-    """What the credential store ``path`` is or lies in holds (``"SSH keys"``), or None."""
+def credential_store(path: Path, *, through_links: bool = True) -> str | None:
+    """What the credential store ``path`` is or lies in holds (``"SSH keys"``), or None; also where
+    its symlinks lead, unless ``through_links`` is False (a walk, which follows none)."""
     names, paths = _matchers()
-    for form in _forms(path):
-        match = names.fullmatch(form.rsplit(b"/", 1)[-1]) or paths.fullmatch(form)
-        if match is not None and match.lastgroup is not None:
-            return CREDENTIAL_STORES[int(match.lastgroup[1:])][1]
-    return None
+    found = []  # the earliest entry wins: the list goes from the specific to the generic
+    for form in _forms(path, through_links):
+        for match in (paths.fullmatch(form), names.fullmatch(form.rsplit(b"/", 1)[-1])):
+            if match is not None and match.lastgroup is not None:
+                found.append(int(match.lastgroup[1:]))
+    return CREDENTIAL_STORES[min(found)][1] if found else None
 
 
 def holds_private_key(path: Path, scan_bytes: int) -> bool:
@@ -70,8 +72,8 @@ def holds_private_key(path: Path, scan_bytes: int) -> bool:
     return _PRIVATE_KEY.search(head) is not None
 
 
-def hidden_in_home(path: Path) -> bool:
-    return path.name.startswith(".") and path.parent == Path.home()
+def hidden_in_home(path: Path, home: Path | None = None) -> bool:
+    return path.name.startswith(".") and path.parent == (home or Path.home())
 
 
 def allowed(path: Path, shown: str, allow: Sequence[str]) -> bool:
@@ -85,11 +87,11 @@ def allowed(path: Path, shown: str, allow: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(candidate, item) for item in items for candidate in candidates)
 
 
-def _forms(path: Path) -> list[bytes]:
+def _forms(path: Path, through_links: bool) -> list[bytes]:
     """``path`` as the matchers see it: lower-cased, absolute and normalised, also through its
     symlinks, and below ``$XDG_CONFIG_HOME`` also as under ``.config``."""
     plain = os.path.normpath(os.path.abspath(path))
-    forms = {plain, os.path.realpath(path)}
+    forms = {plain, os.path.realpath(path)} if through_links else {plain}
     xdg = os.environ.get("XDG_CONFIG_HOME")
     if xdg:
         for form in list(forms):

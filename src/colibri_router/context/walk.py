@@ -97,10 +97,10 @@ def walk(
         below = 0 if not relative else relative.count(b"/") + 1
         subdirectories = []
         for item in entries:
-            path = Path(item.path)
             child = relative + b"/" + os.fsencode(item.name) if relative else os.fsencode(item.name)
             if _is_directory(item):
                 if (depth is None or below + 1 < depth) and not frame.ignored(item.name, directory=True):
+                    path = Path(item.path)
                     reason = screen(path, True)
                     if reason is None:
                         subdirectories.append((path, item.name, frame, child))
@@ -109,6 +109,7 @@ def walk(
                 continue
             if not _is_file(item) or pattern.fullmatch(child) is None or frame.ignored(item.name, directory=False):
                 continue
+            path = Path(item.path)
             reason = screen(path, False)
             if reason is None:
                 walked.files.append(path)
