@@ -73,7 +73,9 @@ NAMED = [
 
 @pytest.mark.parametrize("entry", NAMED)
 def test_each_credential_store_named_is_refused_saying_why_and_how_to_allow_it(home: Path, entry: str) -> None:
-    with pytest.raises(InvalidRequestError, match=r"looks like a secret \(.+\) and is not sent; name it in COLIBRI_FILES_ALLOW"):
+    with pytest.raises(
+        InvalidRequestError, match=r"looks like a secret \(.+\) and is not sent; name it in COLIBRI_FILES_ALLOW"
+    ):
         gather([entry], load_settings())
 
 
@@ -88,7 +90,10 @@ def test_the_home_directory_sends_none_of_its_hidden_files(home: Path) -> None:
         files, warnings, text = read([entry])
         assert files == [str(home / "notes/todo.md"), "app.py"]
         assert SECRET not in text
-        assert f"files: {entry!r} left out 14 hidden files and folders of the home directory (name one to read it)" in warnings
+        assert (
+            f"files: {entry!r} left out 14 hidden files and folders of the home directory (name one to read it)"
+            in warnings
+        )
 
 
 def test_a_hidden_file_of_the_home_directory_named_explicitly_is_read_unless_a_secret(home: Path) -> None:
@@ -142,6 +147,7 @@ def test_a_private_key_is_refused_whatever_its_name(home: Path, key: str) -> Non
     files, warnings, text = read(["notes"])
     assert files == ["notes/readme.md"]
     assert warnings == ["files: notes/backup.txt holds a private key: left out"]
+    assert key.splitlines()[0] not in text
 
 
 def test_a_public_key_or_certificate_text_is_not_a_private_key(home: Path) -> None:
@@ -162,11 +168,21 @@ def test_files_allow_lets_a_named_store_through(home: Path, monkeypatch: pytest.
     monkeypatch.setenv("COLIBRI_FILES_ALLOW", "~/.aws, ~/.netrc, notes/backup.txt")
     write(home / "project", "notes/backup.txt", OPENSSH_KEY)
     files, warnings, text = read(["~/.aws", "~/.netrc", "notes/backup.txt"])
-    assert files == [str(home / ".aws/config"), str(home / ".aws/credentials"), str(home / ".netrc"), "notes/backup.txt"]
+    assert warnings == [
+        f"files: {entry!r} is outside the workspace ({home / 'project'})" for entry in ("~/.aws", "~/.netrc")
+    ]
+    assert files == [
+        str(home / ".aws/config"),
+        str(home / ".aws/credentials"),
+        str(home / ".netrc"),
+        "notes/backup.txt",
+    ]
     assert SECRET in text
 
 
-def test_a_store_under_a_relocated_xdg_config_home_is_recognised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_store_under_a_relocated_xdg_config_home_is_recognised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     assert credential_store(tmp_path / "cfg/gh/hosts.yml") == "GitHub CLI tokens"
     assert credential_store(tmp_path / "cfg/gcloud/credentials.db") == "Google Cloud credentials"
@@ -190,7 +206,10 @@ def test_every_store_pattern_is_lower_case_and_said_in_words() -> None:
         assert pattern == pattern.lower() and what and not what.endswith(".")
 
 
-@given(st.sampled_from([p for p, _ in CREDENTIAL_STORES if "/" not in p and "*" not in p]), st.sampled_from(["", "a/", "a/b/"]))
+@given(
+    st.sampled_from([p for p, _ in CREDENTIAL_STORES if "/" not in p and "*" not in p]),
+    st.sampled_from(["", "a/", "a/b/"]),
+)
 def test_a_store_name_is_recognised_at_any_depth(name: str, prefix: str) -> None:
     assert credential_store(Path("/x") / prefix / name) is not None
     assert credential_store(Path("/x") / prefix / name.upper()) is not None

@@ -43,7 +43,9 @@ def test_a_walk_seeing_more_entries_than_the_limit_is_refused_naming_it_and_the_
     monkeypatch.setenv("COLIBRI_FILES_MAX_ENTRIES", "60")
     assert len(paths(["many"])) == 30  # 30 directories and 30 files: 60 entries
     monkeypatch.setenv("COLIBRI_FILES_MAX_ENTRIES", "59")
-    with pytest.raises(InvalidRequestError, match=r"'many' visits more than 59 files and directories \(COLIBRI_FILES_MAX_ENTRIES"):
+    with pytest.raises(
+        InvalidRequestError, match=r"'many' visits more than 59 files and directories \(COLIBRI_FILES_MAX_ENTRIES"
+    ):
         gather(["many"], load_settings())
 
 
@@ -131,7 +133,9 @@ def test_lock_files_of_every_ecosystem_are_left_out_of_walks(workspace: Path, na
 def test_over_stdio_a_path_outside_the_workspace_is_read_with_a_warning(workspace: Path, tmp_path: Path) -> None:
     write(tmp_path, "other/notes.txt")
     write(workspace, "inside.txt")
-    reading = gather(["../other/notes.txt", str(tmp_path / "other/*.txt"), "inside.txt", "./inside.txt"], load_settings())
+    reading = gather(
+        ["../other/notes.txt", str(tmp_path / "other/*.txt"), "inside.txt", "./inside.txt"], load_settings()
+    )
     assert [f.path for f in reading.files] == ["../other/notes.txt", "inside.txt"]
     assert reading.warnings == [
         f"files: '../other/notes.txt' is outside the workspace ({workspace})",

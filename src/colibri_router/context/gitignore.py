@@ -53,10 +53,8 @@ def parse_line(line: str) -> Rule | None:
         line = line[:-1]
     if not line:
         return None
-    if "/" in line:
-        regex = translate(line.removeprefix("/"))  # relative to the file's directory
-    else:
-        regex = rb"(?:.*/)?" + translate(line)  # the name, at any depth
+    # With a slash: the path relative to the file's directory. Without: the name, at any depth.
+    regex = translate(line.removeprefix("/")) if "/" in line else rb"(?:.*/)?" + translate(line)
     return Rule(regex, negated, directory_only)
 
 

@@ -234,7 +234,7 @@ def _configured_excludes_file(key: tuple[object, ...]) -> str | None:
     if git is None:
         return None
     try:
-        done = subprocess.run(  # noqa: S603 - a fixed command, no shell
+        done = subprocess.run(  # a fixed command, no shell
             [git, "config", "--path", "--get", "core.excludesFile"],
             cwd=str(key[0]) if os.path.isdir(str(key[0])) else None,
             capture_output=True,

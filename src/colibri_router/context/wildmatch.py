@@ -135,20 +135,9 @@ def _class(p: bytes, i: int) -> tuple[set[int], int]:
             members.update(range(previous, end + 1))
             previous = None
         elif c == _OPEN and i + 1 < n and p[i + 1] == ord(":"):
-            close = p.find(b"]", i + 2)
-            if close == -1:
-                raise _Unmatchable
-            name = p[i + 2 : close]
-            if len(name) < 1 or not name.endswith(b":"):
-                members.add(_OPEN)  # no ``:]``: the ``[`` is an ordinary member
-                previous = _OPEN
-            else:
-                test = _POSIX.get(name[:-1].decode("ascii", "replace"))
-                if test is None:
-                    raise _Unmatchable
-                members.update(b for b in range(256) if test(b))
-                previous = None
-                i = close
+            named, i = _posix_class(p, i)
+            members.update(named or {_OPEN})  # no ``:]``: the ``[`` is an ordinary member
+            previous = None if named else _OPEN
         else:
             members.add(c)
             previous = c
@@ -156,6 +145,21 @@ def _class(p: bytes, i: int) -> tuple[set[int], int]:
     chosen = set(range(256)) - members if negated else members
     chosen.discard(_SLASH)
     return chosen, i
+
+
+def _posix_class(p: bytes, i: int) -> tuple[set[int], int]:
+    """The bytes of ``[:name:]`` at ``p[i]`` and the index of its last byte; no bytes (and ``i``
+    unchanged) when no ``:]`` closes it, which makes the ``[`` an ordinary member."""
+    close = p.find(b"]", i + 2)
+    if close == -1:
+        raise _Unmatchable
+    name = p[i + 2 : close]
+    if not name.endswith(b":"):
+        return set(), i
+    test = _POSIX.get(name[:-1].decode("ascii", "replace"))
+    if test is None:
+        raise _Unmatchable  # git: a malformed [:class:] matches nothing
+    return {b for b in range(256) if test(b)}, close
 
 
 def _byte_class(members: set[int]) -> bytes:
