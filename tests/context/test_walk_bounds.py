@@ -184,3 +184,10 @@ def test_files_globs_are_git_wildmatch(workspace: Path, glob: str, expected: lis
     for name in ("a.txt", "b.txt", "c.txt", "sub/b.txt"):
         write(workspace, name)
     assert paths([glob]) == expected
+
+
+def test_a_directory_named_inside_a_builtin_ignored_one_is_read(workspace: Path) -> None:
+    write(workspace, "node_modules/left-pad/index.js")
+    write(workspace, "node_modules/left-pad/node_modules/dep/x.js")
+    assert paths(["node_modules/left-pad"]) == ["node_modules/left-pad/index.js"]
+    assert paths(["**/*.js"]) == []

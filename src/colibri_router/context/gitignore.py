@@ -8,10 +8,12 @@ matches the path relative to that directory (a leading ``/`` only anchors it). P
 git's wildmatch (:mod:`.wildmatch`). Within one file the LAST pattern that matches decides.
 
 We do not use ``pathspec`` here: its ``GitIgnoreSpec`` answers whole paths (a match on a parent
-directory counts), and for a directory given with a trailing slash it lets ``*`` win over a later
-``!*/`` (``GitIgnoreSpec.from_lines(["*", "!*/"]).match_file("pkg/")`` is True in pathspec 1.1.1,
-where git re-includes ``pkg``), so the Go allow-list template read nothing below the root. git
-decides each directory on its own as it descends, which is what :mod:`.walk` does with these rules.
+directory counts), and it gets directories wrong when they are re-included: in pathspec 1.1.1
+``GitIgnoreSpec.from_lines(["*", "!pkg/"]).match_file("pkg/")`` is True where git re-includes
+``pkg`` (``git check-ignore -v --no-index pkg`` names ``!pkg/``), so the Go allow-list template
+(``*``, ``!*/``, ``!*.go``) read nothing below the root. Upstream knows: python-pathspec PR #133 (the
+``*`` shortcut loses the directory marker), issue #137 (more directory cases, open). git decides
+each directory on its own as it descends, which is what :mod:`.walk` does with these rules.
 """
 
 from __future__ import annotations

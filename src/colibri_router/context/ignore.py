@@ -66,9 +66,9 @@ class Frame:
         encoded = os.fsencode(name)
         return self.here + b"/" + encoded if self.here else encoded
 
-    def ignored(self, name: str, *, directory: bool) -> bool:
+    def ignored(self, name: str, *, directory: bool, builtin: bool = True) -> bool:
         """Whether the entry ``name`` of this directory is left out (built-ins first, then git's rules)."""
-        if _builtin().decide(os.fsencode(name), directory=directory):
+        if builtin and _builtin().decide(os.fsencode(name), directory=directory):
             return True
         relative = self.relative(name)
         for rules in self.lists:
@@ -98,7 +98,8 @@ def repository_frame(top: Path, names: Collection[str] = (".git", ".gitignore"))
 
 def frame_above(base: Path, workspace: Path) -> tuple[Frame, str] | None:
     """The frame of ``base``'s parent and ``base``'s name in it, for a walk from ``base``; None when
-    ``base`` or a directory above it is ignored (git lists nothing there)."""
+    git's rules ignore ``base`` or a directory above it (git lists nothing there). The built-in list
+    applies below ``base`` only: ``node_modules/left-pad`` named is read."""
     top = _repository_top(base)
     root = top or (workspace if base.is_relative_to(workspace) else base)
     if base == root:
@@ -110,7 +111,7 @@ def frame_above(base: Path, workspace: Path) -> tuple[Frame, str] | None:
     parts = base.relative_to(root).parts
     directory = root
     for index, part in enumerate(parts):
-        if frame.ignored(part, directory=True):
+        if frame.ignored(part, directory=True, builtin=False):
             return None
         if index == len(parts) - 1:
             return frame, part
