@@ -1,8 +1,10 @@
 """Context: input the router gathers from the user's machine for ``router_call``'s ``files``.
 
 Reading goes one way, shell → router → context → conversation: this package reads the workspace
-(:mod:`.paths`: globs, directories, ignore rules, confinement over HTTP; :mod:`.reading`: limits,
-secrets, binary files, redaction, line numbers) and hands back neutral conversation parts. Codecs
+(:mod:`.paths`: globs, directories, confinement over HTTP; :mod:`.walk` and :mod:`.ignore`: bounded
+walks under git's ignore rules; :mod:`.secrets`: credential stores and private keys;
+:mod:`.reading`: limits, binary files, redaction, line numbers) and hands back neutral conversation
+parts. Codecs
 never touch the disk. Everything here runs before anything is sent, so every refusal costs nothing.
 """
 

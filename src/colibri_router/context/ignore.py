@@ -86,7 +86,7 @@ class Frame:
         return Frame(self.root, here, self.lists if own is None else (own, *self.lists))
 
 
-def repository_frame(top: Path, names: Collection[str] = (".git", ".gitignore")) -> Frame:
+def repository_frame(top: Path, names: Collection[str]) -> Frame:
     """The frame at a repository's top: its ``.gitignore``, ``info/exclude`` and the global file."""
     lists = [_global_rules(top), *_info_exclude(top)]
     if ".gitignore" in names:
@@ -102,28 +102,18 @@ def frame_above(base: Path, workspace: Path) -> tuple[Frame, str] | None:
     applies below ``base`` only: ``node_modules/left-pad`` named is read."""
     top = _repository_top(base)
     root = top or (workspace if base.is_relative_to(workspace) else base)
+    frame = Frame(root, b"", (_global_rules(root),))  # entering the root adds the rest
     if base == root:
-        if top is not None:
-            return Frame(root, b"", (_global_rules(root), *_info_exclude(root))[::-1]), ""
-        return Frame(root, b"", (_global_rules(root),)), ""
-    names_at_root = _names(root)
-    frame = repository_frame(root, names_at_root) if top is not None else _plain_frame(root, names_at_root)
+        return frame, ""
+    frame = frame.enter(root, "", _names(root))
     parts = base.relative_to(root).parts
     directory = root
-    for index, part in enumerate(parts):
+    for part in parts[:-1]:
         if frame.ignored(part, directory=True, builtin=False):
             return None
-        if index == len(parts) - 1:
-            return frame, part
         directory = directory / part
         frame = frame.enter(directory, part, _names(directory))
-    return None  # unreachable: base != root has at least one part
-
-
-def _plain_frame(root: Path, names: Collection[str]) -> Frame:
-    own = gitignore_of(root, b"") if ".gitignore" in names else None
-    lists = (_global_rules(root),) if own is None else (own, _global_rules(root))
-    return Frame(root, b"", lists)
+    return None if frame.ignored(parts[-1], directory=True, builtin=False) else (frame, parts[-1])
 
 
 def _names(directory: Path) -> set[str]:
