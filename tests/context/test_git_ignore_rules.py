@@ -100,6 +100,25 @@ def test_core_excludes_file_from_git_config_replaces_the_default(monkeypatch: py
 
 
 @needs_git
+def test_a_repository_s_own_core_excludes_file_counts_for_that_repository_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with repository(monkeypatch) as root:
+        other = root.parent / "other"
+        subprocess.run([GIT or "git", "init", "-q", str(other)], check=True)
+        write(root.parent, "repo-ignores", "*.gen\n")
+        subprocess.run(
+            [GIT or "git", "config", "core.excludesFile", str(root.parent / "repo-ignores")], cwd=root, check=True
+        )
+        for directory in (root, other):
+            write(directory, "a.gen")
+            write(directory, "b.py")
+        assert git_lists(root) == we_read("**/*") == {"b.py"}
+        assert git_lists(other) == {"a.gen", "b.py"}
+        assert we_read(f"{other}/**/*") == {str(other / "a.gen"), str(other / "b.py")}
+
+
+@needs_git
 def test_the_go_allow_list_reads_nested_go_files(monkeypatch: pytest.MonkeyPatch) -> None:
     """`*`, `!*/`, `!*.go`: git re-includes every directory, then only .go files in them."""
     with repository(monkeypatch) as root:

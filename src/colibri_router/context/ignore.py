@@ -194,16 +194,31 @@ _EMPTY = RuleList([])
 
 def global_excludes_file(top: Path) -> Path | None:
     """``core.excludesFile`` as git reads it from its configuration (asked of git itself, which
-    knows includes and the repository's own config), else the XDG default git uses."""
+    knows includes), else the XDG default git uses. git is asked from inside the repository only
+    when the repository's own config or a conditional include could set it; otherwise one answer
+    (cached on the config files' stamps) serves every repository a walk meets."""
+    user_files = (
+        Path(os.environ.get("GIT_CONFIG_GLOBAL") or Path.home() / ".gitconfig"),
+        _xdg_config() / "git" / "config",
+    )
+    repository_config = _git_dir(top) / "config"
+    per_repository = _mentions(repository_config, b"excludesfile") or any(
+        _mentions(f, b"includeif") for f in user_files
+    )
     key = (
-        str(top),
+        str(top) if per_repository else os.path.abspath(os.sep),
         *(os.environ.get(name, "") for name in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")),
-        *_stamp(top / ".git" / "config"),
-        *_stamp(Path(os.environ.get("GIT_CONFIG_GLOBAL") or Path.home() / ".gitconfig")),
-        *_stamp(_xdg_config() / "git" / "config"),
+        *(_stamp(path) for path in (repository_config, *user_files)),
     )
     configured = _configured_excludes_file(key)
     return Path(configured) if configured else _xdg_config() / "git" / "ignore"
+
+
+def _mentions(path: Path, word: bytes) -> bool:
+    try:
+        return word in path.read_bytes().lower()
+    except OSError:
+        return False
 
 
 def _xdg_config() -> Path:
@@ -219,7 +234,7 @@ def _stamp(path: Path) -> tuple[int, int]:
     return (status.st_mtime_ns, status.st_size)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=64)
 def _configured_excludes_file(key: tuple[object, ...]) -> str | None:
     git = shutil.which("git")
     if git is None:
