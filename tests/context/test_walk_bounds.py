@@ -191,3 +191,12 @@ def test_a_directory_named_inside_a_builtin_ignored_one_is_read(workspace: Path)
     write(workspace, "node_modules/left-pad/node_modules/dep/x.js")
     assert paths(["node_modules/left-pad"]) == ["node_modules/left-pad/index.js"]
     assert paths(["**/*.js"]) == []
+
+
+def test_a_walk_through_dot_dot_uses_the_rules_of_where_it_lands(workspace: Path, tmp_path: Path) -> None:
+    write(tmp_path, "sibling/.gitignore", "*.log\n")
+    write(tmp_path, "sibling/a.py")
+    write(tmp_path, "sibling/b.log")
+    reading = gather(["../sibling"], load_settings())
+    assert [f.path for f in reading.files] == [str(tmp_path / "sibling/.gitignore"), str(tmp_path / "sibling/a.py")]
+    assert reading.warnings == [f"files: '../sibling' is outside the workspace ({workspace})"]

@@ -94,7 +94,8 @@ def _expand_one(entry: str, place: Place, budget: Budget, allow: tuple[str, ...]
     path = _absolute(entry, place)
     parts = path.parts
     magic = next((i for i, part in enumerate(parts) if _MAGIC.search(part)), None)
-    base = path if magic is None else Path(*parts[:magic])
+    # ``..`` resolved by name, so the walk and its ignore rules see where the directory really sits.
+    base = Path(os.path.normpath(path if magic is None else Path(*parts[:magic])))
     _warn_if_outside(entry, base, place, warnings)
     if magic is None and not path.is_dir():
         if not path.is_file():
