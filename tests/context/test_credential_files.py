@@ -213,3 +213,12 @@ def test_every_store_pattern_is_lower_case_and_said_in_words() -> None:
 def test_a_store_name_is_recognised_at_any_depth(name: str, prefix: str) -> None:
     assert credential_store(Path("/x") / prefix / name) is not None
     assert credential_store(Path("/x") / prefix / name.upper()) is not None
+
+
+def test_a_code_directory_named_like_a_credential_file_is_read(home: Path) -> None:
+    project = home / "project"
+    write(project, "src/credentials/__init__.py", "def load(): ...\n")
+    write(project, "src/secrets.env/readme.md", "notes\n")
+    files, warnings, _ = read(["src"])
+    assert files == ["src/credentials/__init__.py", "src/secrets.env/readme.md"] and warnings == []
+    assert read(["src/credentials"])[0] == ["src/credentials/__init__.py"]

@@ -156,7 +156,7 @@ def _warn_if_outside(entry: str, path: Path, place: Place, warnings: list[str]) 
 def _refuse_named_store(entry: str, base: Path, place: Place, allow: tuple[str, ...]) -> None:
     """A directory named (or a glob's directory) inside a credential store is refused outright."""
     shown = place.shown(base)
-    store = None if allowed(base, shown, allow) else credential_store(base)
+    store = None if allowed(base, shown, allow) else credential_store(base, directory=True)
     if store is not None:
         raise InvalidRequestError(
             f"files: {entry!r} looks like a secret ({store}) and is not sent; "
@@ -171,7 +171,7 @@ def _screen(path: Path, directory: bool, *, place: Place, allow: tuple[str, ...]
         return None
     if hidden_in_home(path, home):
         return HIDDEN_IN_HOME
-    store = credential_store(path, through_links=False) if directory else None
+    store = credential_store(path, directory=True, through_links=False) if directory else None
     return None if store is None else f"looks like a secret ({store})"
 
 

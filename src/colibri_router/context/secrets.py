@@ -51,13 +51,15 @@ def refusal(path: Path, shown: str, allow: Sequence[str], scan_bytes: int) -> st
     return PRIVATE_KEY if holds_private_key(path, scan_bytes) else None
 
 
-def credential_store(path: Path, *, through_links: bool = True) -> str | None:
+def credential_store(path: Path, *, directory: bool = False, through_links: bool = True) -> str | None:
     """What the credential store ``path`` is or lies in holds (``"SSH keys"``), or None; also where
-    its symlinks lead, unless ``through_links`` is False (a walk, which follows none)."""
+    its symlinks lead, unless ``through_links`` is False (a walk, which follows none). File-name
+    patterns do not apply to a ``directory`` (a package called ``credentials/`` is code)."""
     names, paths = _matchers()
     found = []  # the earliest entry wins: the list goes from the specific to the generic
     for form in _forms(path, through_links):
-        for match in (paths.fullmatch(form), names.fullmatch(form.rsplit(b"/", 1)[-1])):
+        name = None if directory else names.fullmatch(form.rsplit(b"/", 1)[-1])
+        for match in (paths.fullmatch(form), name):
             if match is not None and match.lastgroup is not None:
                 found.append(int(match.lastgroup[1:]))
     return CREDENTIAL_STORES[min(found)][1] if found else None
