@@ -200,3 +200,13 @@ def test_a_walk_through_dot_dot_uses_the_rules_of_where_it_lands(workspace: Path
     reading = gather(["../sibling"], load_settings())
     assert [f.path for f in reading.files] == [str(tmp_path / "sibling/.gitignore"), str(tmp_path / "sibling/a.py")]
     assert reading.warnings == [f"files: '../sibling' is outside the workspace ({workspace})"]
+
+
+def test_entries_no_disk_can_hold_are_invalid_requests_or_match_nothing(workspace: Path) -> None:
+    write(workspace, "a.txt")
+    for entry in ("x\ud800.txt", "nul\x00.txt"):
+        with pytest.raises(InvalidRequestError, match="is not a file or directory"):
+            gather([entry], load_settings())
+    reading = gather(["x\ud800*.txt", "\ud800/*"], load_settings())
+    assert reading.files == []
+    assert reading.warnings == ["files: 'x\\ud800*.txt' matched no file", "files: '\\ud800/*' matched no file"]

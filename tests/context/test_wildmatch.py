@@ -71,7 +71,15 @@ def test_double_star_alone_matches_any_path_and_star_any_name(text: str) -> None
     assert (compiled("*").fullmatch(text.encode()) is not None) is ("/" not in text)
 
 
-@given(st.text(alphabet=st.characters(blacklist_characters="*?[\\/"), min_size=1, max_size=12))
+@given(
+    st.text(
+        alphabet=st.characters(blacklist_characters="*?[\\/", blacklist_categories=("Cs",)), min_size=1, max_size=12
+    )
+)
 def test_a_pattern_without_special_characters_matches_only_itself(text: str) -> None:
     assert compiled(text).fullmatch(text.encode()) is not None
     assert compiled(text).fullmatch((text + "x").encode()) is None
+
+
+def test_a_lone_surrogate_matches_nothing() -> None:
+    assert compiled("a\ud800*").fullmatch(b"a") is None

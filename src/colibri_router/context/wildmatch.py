@@ -52,7 +52,7 @@ def translate(pattern: str) -> bytes:
     """The regular expression (source, bytes) that fully matches what ``pattern`` matches."""
     try:
         return _translate(pattern.encode("utf-8", "surrogateescape"))
-    except _Unmatchable:
+    except (_Unmatchable, UnicodeEncodeError):  # a lone surrogate names no file on any disk
         return NEVER
 
 
