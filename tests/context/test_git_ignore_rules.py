@@ -212,6 +212,24 @@ def test_a_repository_nested_in_a_walk_keeps_its_own_rules(monkeypatch: pytest.M
         assert git_lists(inner) == {".gitignore", "notes.txt"}
 
 
+@needs_git
+def test_a_worktree_reads_the_common_info_exclude(monkeypatch: pytest.MonkeyPatch) -> None:
+    with repository(monkeypatch) as root:
+        git = GIT or "git"
+        subprocess.run(
+            [git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"],
+            cwd=root,
+            check=True,
+        )
+        worktree = root.parent / "worktree"
+        subprocess.run([git, "worktree", "add", "-q", str(worktree)], cwd=root, check=True, capture_output=True)
+        write(root, ".git/info/exclude", "*.x\n")
+        write(worktree, "a.x")
+        write(worktree, "b.y")
+        monkeypatch.setenv("COLIBRI_WORKSPACE", str(worktree))
+        assert git_lists(worktree) == we_read(".") == {"b.y"}
+
+
 def test_without_a_repository_the_workspace_gitignore_still_applies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -165,22 +165,20 @@ def _info_exclude(top: Path) -> list[RuleList]:
 
 def _git_dir(top: Path) -> Path:
     """The repository's git directory: ``.git``, or where a ``.git`` file (a worktree, a submodule)
-    points, and for a worktree the common directory that holds ``info/exclude``."""
+    points, and for a worktree the common directory that holds ``info/exclude``. Whatever cannot be
+    read leaves ``.git`` itself (then no info/exclude is found, as for a broken repository)."""
     dot_git = top / ".git"
-    if not dot_git.is_file():
-        return dot_git
     try:
-        line = dot_git.read_text(encoding="utf-8").strip()
-    except OSError:
+        if not dot_git.is_file():
+            return dot_git
+        line = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        git_dir = Path(os.path.normpath(top / line.removeprefix("gitdir:").strip()))
+        common = git_dir / "commondir"
+        if common.is_file():
+            return Path(os.path.normpath(git_dir / common.read_text(encoding="utf-8", errors="replace").strip()))
+        return git_dir
+    except (OSError, ValueError):
         return dot_git
-    git_dir = (top / line.removeprefix("gitdir:").strip()).resolve()
-    common = git_dir / "commondir"
-    if common.is_file():
-        try:
-            return (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
-        except OSError:
-            return git_dir
-    return git_dir
 
 
 def _global_rules(top: Path) -> RuleList:
