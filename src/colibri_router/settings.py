@@ -60,12 +60,15 @@ class Settings(BaseSettings):
     run_concurrency: int = Field(4, ge=1, validation_alias="COLIBRI_RUN_CONCURRENCY")
     # router_call's `files` and command-line agents: where relative paths start and where agents run
     # (unset: the working directory); the largest file read, the context limit (unset: the model's
-    # window minus max_tokens), secret-looking paths the user allows (comma-separated), and the one
-    # directory `files` may read over HTTP.
+    # window minus max_tokens), secret-looking paths the user allows (comma-separated), what one
+    # call's globs and directories may walk (entries seen, seconds), and the one directory `files`
+    # may read over HTTP.
     workspace: str | None = Field(None, min_length=1, validation_alias="COLIBRI_WORKSPACE")
     file_max_bytes: int = Field(1_000_000, ge=1, validation_alias="COLIBRI_FILE_MAX_BYTES")
     context_max_tokens: int | None = Field(None, ge=1, validation_alias="COLIBRI_CONTEXT_MAX_TOKENS")
     files_allow: str | None = Field(None, validation_alias="COLIBRI_FILES_ALLOW")
+    files_max_entries: int = Field(50_000, ge=1, validation_alias="COLIBRI_FILES_MAX_ENTRIES")
+    files_max_seconds: float = Field(3.0, gt=0, validation_alias="COLIBRI_FILES_MAX_SECONDS")
     http_files_root: str | None = Field(None, min_length=1, validation_alias="COLIBRI_HTTP_FILES_ROOT")
     # serve --http: command-line agents would run on the server's login for every caller.
     http_agent_cli: bool = Field(False, validation_alias="COLIBRI_HTTP_AGENT_CLI")

@@ -138,7 +138,10 @@ def test_a_file_over_the_byte_limit_is_refused_naming_it_and_the_limit(
     with pytest.raises(
         InvalidRequestError, match=r"'big.txt' is 101 bytes, over the limit of 100 \(COLIBRI_FILE_MAX_BYTES\)"
     ):
-        gather(["*.txt"], load_settings())
+        gather(["big.txt"], load_settings())
+    reading = gather(["*.txt"], load_settings())  # in a glob or a directory it is left out, not fatal
+    assert [f.path for f in reading.files] == ["small.txt"]
+    assert reading.warnings == ["files: big.txt is over COLIBRI_FILE_MAX_BYTES (101 bytes): left out"]
 
 
 def test_the_default_byte_limit_is_one_megabyte(workspace: Path) -> None:
@@ -170,7 +173,7 @@ def test_secret_looking_files_matched_by_a_glob_are_left_out_with_a_warning(work
     write(workspace, "conf/app.toml", "a = 1\n")
     reading = gather(["conf"], load_settings())
     assert [f.path for f in reading.files] == ["conf/app.toml"]
-    assert reading.warnings == ["files: conf/.env looks like a secret: left out"]
+    assert reading.warnings == ["files: conf/.env looks like a secret (environment secrets): left out"]
 
 
 def test_files_allow_lets_named_secret_files_through(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:

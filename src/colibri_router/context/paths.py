@@ -1,10 +1,14 @@
 """From ``files`` entries to the files they name: the workspace, globs, directories, confinement.
 
 Relative entries start at the workspace (``COLIBRI_WORKSPACE``, else the working directory); ``~`` is
-the user's home. An entry with ``*``, ``?`` or ``[`` is a glob (``**`` spans directories); a directory
-stands for ``dir/**/*``. Globs and directories honour the ignore rules (:mod:`.ignore`); a file named
-explicitly is always read. Over HTTP the disk is the server's: every path must stay inside
-``COLIBRI_HTTP_FILES_ROOT`` (no ``..``, no ``~``, no symlink leading out, no absolute path elsewhere).
+the user's home. An entry with ``*``, ``?`` or ``[`` is a glob in git's wildmatch (:mod:`.wildmatch`:
+``**`` spans directories, ``[!...]`` and ``[^...]`` negate a class); a directory stands for
+``dir/**``. Globs and directories are walked (:mod:`.walk`) under git's ignore rules, leave out
+credential stores and the home directory's hidden entries with a warning, and are bounded in entries
+and time; a file named explicitly is always read, unless it is a secret (:mod:`.secrets`, checked
+when read). Over stdio a path outside the workspace is read with a warning; over HTTP the disk is the
+server's: every path must stay inside ``COLIBRI_HTTP_FILES_ROOT`` (no ``..``, no ``~``, no symlink
+leading out, no absolute path elsewhere).
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from colibri_router.context.ignore import ignores_for, walk
+from colibri_router.context.secrets import HIDDEN_IN_HOME, allowed, credential_store, hidden_in_home
+from colibri_router.context.walk import Budget, Walked, walk
+from colibri_router.context.wildmatch import compiled
 from colibri_router.errors import InvalidRequestError
 
 MAX_GLOB_FILES = 500
@@ -62,34 +68,71 @@ def http_place(files_root: str | None) -> Place:
     return Place(root, confined_to=root)
 
 
-def expand(entries: list[str], place: Place) -> tuple[list[Found], list[str]]:
-    """The files ``entries`` name, each once, in order; and warnings (a glob matching nothing)."""
+@dataclass(frozen=True, slots=True)
+class WalkLimits:
+    """What the walks of one call may cost (entries seen, seconds), and what the user allows."""
+
+    max_entries: int
+    max_seconds: float
+    allow: tuple[str, ...] = ()
+
+
+def expand(entries: list[str], place: Place, limits: WalkLimits) -> tuple[list[Found], list[str]]:
+    """The files ``entries`` name, each once, in order; and warnings (a glob matching nothing, what a
+    walk left out, a path outside the workspace)."""
+    budget = Budget(limits.max_entries, limits.max_seconds)
     found: dict[Path, Found] = {}
     warnings: list[str] = []
     for entry in entries:
-        matches = _expand_one(entry, place)
-        if not matches:
-            warnings.append(f"files: {entry!r} matched no file")
+        matches = _expand_one(entry, place, budget, limits.allow, warnings)
         for match in matches:
             found.setdefault(match.path.resolve(), match)
     return list(found.values()), warnings
 
 
-def _expand_one(entry: str, place: Place) -> list[Found]:
+def _expand_one(entry: str, place: Place, budget: Budget, allow: tuple[str, ...], warnings: list[str]) -> list[Found]:
     path = _absolute(entry, place)
     parts = path.parts
     magic = next((i for i, part in enumerate(parts) if _MAGIC.search(part)), None)
-    if magic is None:
-        if path.is_dir():
-            return _walked(entry, path, _glob_regex("**/*"), place)
+    # ``..`` resolved by name, so the walk and its ignore rules see where the directory really sits.
+    base = Path(os.path.normpath(path if magic is None else Path(*parts[:magic])))
+    _warn_if_outside(entry, base, place, warnings)
+    if magic is None and not path.is_dir():
         if not path.is_file():
             raise InvalidRequestError(f"files: {entry!r} is not a file or directory ({place.shown(path)})")
         _check_confined(entry, path, place)
         return [Found(path, place.shown(path), explicit=True)]
-    base = Path(*parts[:magic])
     if not base.is_dir():
+        warnings.append(f"files: {entry!r} matched no file")
         return []
-    return _walked(entry, base, _glob_regex("/".join(parts[magic:])), place)
+    _check_confined(entry, base, place)
+    _refuse_named_store(entry, base, place, allow)
+    if magic is None:
+        pattern, depth = compiled("**"), None
+    else:
+        rest = "/".join(parts[magic:])
+        pattern, depth = compiled(rest), None if "**" in rest else len(parts) - magic
+    walked = walk(
+        entry,
+        base,
+        pattern,
+        depth=depth,
+        workspace=place.workspace,
+        budget=budget,
+        screen=functools.partial(_screen, place=place, allow=allow, home=Path.home()),
+    )
+    warnings.extend(_left_out_warnings(entry, walked, place))
+    if walked.ignored_base:
+        warnings.append(f"files: {entry!r} is ignored (.gitignore or built-in rules): name its files to read them")
+    elif not walked.files:
+        warnings.append(f"files: {entry!r} matched no file")
+    if len(walked.files) > MAX_GLOB_FILES:
+        raise InvalidRequestError(
+            f"files: {entry!r} matches more than {MAX_GLOB_FILES} files (the limit for one glob); narrow the pattern"
+        )
+    for file in walked.files:
+        _check_confined(entry, file, place)
+    return [Found(file, place.shown(file), explicit=False) for file in walked.files]
 
 
 def _absolute(entry: str, place: Place) -> Path:
@@ -103,61 +146,50 @@ def _absolute(entry: str, place: Place) -> Path:
     return place.workspace / Path(entry).expanduser()  # an absolute path replaces the workspace
 
 
-def _walked(entry: str, base: Path, pattern: re.Pattern[str], place: Place) -> list[Found]:
-    _check_confined(entry, base, place)
-    ignores = ignores_for(place.workspace)
-    matches = []
-    for path in walk(base, ignores):
-        if pattern.fullmatch(path.relative_to(base).as_posix()) is None:
-            continue
-        matches.append(Found(path, place.shown(path), explicit=False))
-        if len(matches) > MAX_GLOB_FILES:
-            raise InvalidRequestError(
-                f"files: {entry!r} matches more than {MAX_GLOB_FILES} files (the limit for one glob); "
-                "narrow the pattern"
-            )
-    for match in matches:
-        _check_confined(entry, match.path, place)
-    return matches
+def _warn_if_outside(entry: str, path: Path, place: Place, warnings: list[str]) -> None:
+    """Over stdio a path may lead anywhere on the user's own disk; say so when it leaves the
+    workspace (``/etc/hosts``, ``../x``, ``~/notes``), so the user sees what was read."""
+    if place.confined_to is None and not Path(os.path.normpath(path)).is_relative_to(place.workspace):
+        warnings.append(f"files: {entry!r} is outside the workspace ({place.workspace})")
+
+
+def _refuse_named_store(entry: str, base: Path, place: Place, allow: tuple[str, ...]) -> None:
+    """A directory named (or a glob's directory) inside a credential store is refused outright."""
+    shown = place.shown(base)
+    store = None if allowed(base, shown, allow) else credential_store(base, directory=True)
+    if store is not None:
+        raise InvalidRequestError(
+            f"files: {entry!r} looks like a secret ({store}) and is not sent; "
+            "name it in COLIBRI_FILES_ALLOW to allow it"
+        )
+
+
+def _screen(path: Path, directory: bool, *, place: Place, allow: tuple[str, ...], home: Path) -> str | None:
+    """Why a walk leaves ``path`` out before reading it: the home directory's hidden entries, and
+    directories that are credential stores (files are checked when read, by name and content)."""
+    if allow and allowed(path, place.shown(path), allow):
+        return None
+    if hidden_in_home(path, home):
+        return HIDDEN_IN_HOME
+    store = credential_store(path, directory=True, through_links=False) if directory else None
+    return None if store is None else f"looks like a secret ({store})"
+
+
+def _left_out_warnings(entry: str, walked: Walked, place: Place) -> list[str]:
+    hidden = sum(1 for _, reason in walked.left_out if reason == HIDDEN_IN_HOME)
+    warnings = [
+        f"files: {place.shown(path)}{'/' if path.is_dir() else ''} {reason}: left out"
+        for path, reason in walked.left_out
+        if reason != HIDDEN_IN_HOME
+    ]
+    if hidden:
+        warnings.append(
+            f"files: {entry!r} left out {hidden} hidden files and folders of the home directory (name one to read it)"
+        )
+    return warnings
 
 
 def _check_confined(entry: str, path: Path, place: Place) -> None:
     root = place.confined_to
     if root is not None and not Path(os.path.realpath(path)).is_relative_to(root):
         raise InvalidRequestError(f"files: {entry!r} leads outside COLIBRI_HTTP_FILES_ROOT (through a symlink)")
-
-
-@functools.lru_cache(maxsize=128)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob over ``/``-separated relative paths: ``**`` spans directories, ``*`` and ``?`` stay
-    within one name, ``[...]`` is a class (``[!...]`` negated)."""
-    pieces = []
-    components = pattern.split("/")
-    for index, component in enumerate(components):
-        last = index == len(components) - 1
-        if component == "**":
-            pieces.append(".*" if last else "(?:[^/]+/)*")
-            continue
-        pieces.append(_component_regex(component) + ("" if last else "/"))
-    return re.compile("".join(pieces))
-
-
-def _component_regex(component: str) -> str:
-    out, i = [], 0
-    while i < len(component):
-        char = component[i]
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[" and (end := component.find("]", i + 2)) != -1:
-            inner = component[i + 1 : end]
-            negated = inner.startswith("!")
-            inner = re.escape(inner[1:] if negated else inner).replace(r"\-", "-")
-            out.append(f"[{'^' if negated else ''}{inner}]")
-            i = end + 1
-            continue
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return "".join(out)

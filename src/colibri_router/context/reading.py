@@ -17,7 +17,7 @@ from colibri_router.context.encodings import decode
 from colibri_router.context.media import SNIFF_BYTES, media_from_bytes, sniff
 from colibri_router.context.paths import Found
 from colibri_router.context.pdf import PdfUnreadable, pdf_pages
-from colibri_router.context.secrets import allowed, looks_secret
+from colibri_router.context.secrets import refusal
 from colibri_router.conversation import Media, Part, Text, anthropic_blocks
 from colibri_router.errors import InvalidRequestError
 from colibri_router.redaction import redact
@@ -76,13 +76,13 @@ class Reading:
 def read_all(found: list[Found], limits: Limits) -> Reading:
     reading = Reading([], [], [])
     for file in found:
-        if looks_secret(file.path) and not allowed(file.path, file.shown, list(limits.allow)):
+        reason = refusal(file.path, file.shown, limits.allow, limits.max_bytes)
+        if reason is not None:
             if file.explicit:
                 raise InvalidRequestError(
-                    f"files: {file.shown!r} looks like a secret (.env*, *.pem, *.key, id_rsa*, *credentials*) "
-                    "and is not sent; name it in COLIBRI_FILES_ALLOW to allow it"
+                    f"files: {file.shown!r} {reason} and is not sent; name it in COLIBRI_FILES_ALLOW to allow it"
                 )
-            reading.warnings.append(f"files: {file.shown} looks like a secret: left out")
+            reading.warnings.append(f"files: {file.shown} {reason}: left out")
             continue
         _read_one(file, limits, reading)
     return reading
@@ -106,6 +106,9 @@ def _read_file(file: Found, limits: Limits, reading: Reading) -> None:
         _read_media(file, size, media_type, reading)
         return
     if size > limits.max_bytes:
+        if not file.explicit:  # one large file does not fail a whole glob or directory
+            reading.warnings.append(f"files: {file.shown} is over COLIBRI_FILE_MAX_BYTES ({size} bytes): left out")
+            return
         raise InvalidRequestError(
             f"files: {file.shown!r} is {size} bytes, over the limit of {limits.max_bytes} (COLIBRI_FILE_MAX_BYTES)"
         )
@@ -128,6 +131,9 @@ def _read_media(file: Found, size: int, media_type: str, reading: Reading) -> No
     """An image or PDF becomes a media part of the turn, by its content; each wire sends it natively
     or the router adapts it to the model (downscaled, or a PDF's text)."""
     if size > MAX_MEDIA_BYTES:
+        if not file.explicit:
+            reading.warnings.append(f"files: {file.shown} is over {MAX_MEDIA_BYTES} bytes: left out")
+            return
         raise InvalidRequestError(
             f"files: {file.shown!r} is {size} bytes, over the limit of {MAX_MEDIA_BYTES} for an image or PDF"
         )
