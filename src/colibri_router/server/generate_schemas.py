@@ -27,11 +27,12 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "router_run": Report,
 }
 # How many levels of properties deep two objects are described, each deeper object or array by its
-# type alone: hosts read all of tools/list, and the whole of router_run's report (every run's turns,
-# assertions, comparisons) would be 9,000 characters of it, the error object's fields 800 per tool.
-# Both are described field by field in the docs (docs/agent-testing.md, docs/errors.md).
+# type alone. The whole of router_run's report (every run's turns, assertions, comparisons) would be
+# 9,000 characters of tools/list: its top level is described, the rest in docs/agent-testing.md. The
+# error object is described to its fields (code, kind, message... and each attempt's), about 900
+# characters a tool: programs read them from structuredContent.
 REPORT_LEVELS = 1
-ERROR_LEVELS = 1
+ERROR_LEVELS = 2
 
 
 def generate() -> dict[str, dict[str, Any]]:
