@@ -14,7 +14,7 @@ from colibri_router.context.paths import Found
 from colibri_router.context.secrets import allowed, looks_secret
 from colibri_router.conversation import Media, Part, Text
 from colibri_router.errors import InvalidRequestError
-from colibri_router.redaction import redact
+from colibri_router.redaction import scan
 
 # Tokens are estimated, never counted (each provider has its own tokenizer): code and prose average
 # about four characters a token; an image costs up to about 1,600 (Anthropic's figure for the largest
@@ -87,10 +87,11 @@ def _read_one(file: Found, limits: Limits, reading: Reading) -> None:
     if text is None:
         reading.warnings.append(f"files: {file.shown} is binary: left out")
         return
-    redacted = redact(text)
-    if redacted != text:
-        reading.warnings.append(f"files: {file.shown} holds key-shaped text, sent as [redacted]")
-    block = numbered_block(file.shown, redacted)
+    redacted = scan(text, file.path.name)
+    if redacted.kinds:
+        found = ", ".join(redacted.kinds)
+        reading.warnings.append(f"files: {file.shown} holds key-shaped text ({found}), sent as [redacted]")
+    block = numbered_block(file.shown, redacted.text)
     reading.parts.append(Text(block))
     reading.files.append(FileRead(file.shown, size, estimate_tokens(block)))
 
