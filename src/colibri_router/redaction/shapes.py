@@ -58,13 +58,13 @@ _FIXED = (
 
 @functools.cache
 def line_shapes() -> tuple[Shape, ...]:
-    """Ours, then every provider's key shape (the most specific prefix first, so that an Anthropic key
-    is named as one and not as an OpenAI-shaped ``sk-``), then the old three. Read from the registry
+    """Ours, then every provider's key shape (the most specific first, so that an Anthropic key is
+    named as one and not as an OpenAI-shaped ``sk-``), then the old three. Read from the registry
     on first use, not at import (the registry imports the error tree, which imports this)."""
     from colibri_router.providers.builtin import BUILTIN_PROVIDERS
 
     shaped = [spec for spec in BUILTIN_PROVIDERS if spec.key_pattern]
-    shaped.sort(key=lambda spec: -len(_literal_prefix(spec.key_pattern or "")))
+    shaped.sort(key=lambda spec: _specificity(spec.key_pattern or ""))
     providers: list[Shape] = []
     seen: set[str] = set()
     for spec in shaped:
@@ -75,6 +75,8 @@ def line_shapes() -> tuple[Shape, ...]:
     return (*_FIXED, *providers, Shape("API key", SECRET_PATTERNS))
 
 
-def _literal_prefix(pattern: str) -> str:
+def _specificity(pattern: str) -> tuple[int, bool]:
+    """Longer literal prefix first (``sk-ant-`` before ``sk-``); among equal prefixes, a fixed length
+    (DeepSeek's 32 hex digits) before an open one (``{40,}``)."""
     match = re.match(r"[A-Za-z0-9_\-]*", pattern)
-    return match.group() if match else ""
+    return -len(match.group() if match else ""), "," in pattern
