@@ -79,7 +79,11 @@ def catch_rate() -> None:
         lines = sample.text.splitlines()
         covered = all(
             any(
-                secret in line and any(line[h.start : h.end].find(secret) >= 0 for h in plugins.hits(line, groups))
+                secret in line
+                and any(
+                    line[h.start : h.end].find(secret) >= 0
+                    for h in (*plugins.hits(line), *plugins.keyword_hits(line, groups))
+                )
                 for line in lines
             )
             or all(secret not in line for line in lines)

@@ -131,7 +131,8 @@ def corpus(seed: int = 20261128) -> list[Sample]:
         add("payment", "Stripe key", "billing.py", f'stripe.api_key = "{stripe}"\n', stripe)
     # -- chat ---------------------------------------------------------------------------------------------
     for prefix in ("xo" + "xb-", "xo" + "xp-"):
-        slack = f"{prefix}{draw(12, string.digits)}-{draw(13, string.digits)}-{draw(24, string.ascii_lowercase + string.digits)}"
+        tail = draw(24, string.ascii_lowercase + string.digits)
+        slack = f"{prefix}{draw(12, string.digits)}-{draw(13, string.digits)}-{tail}"
         add("chat", "Slack token", "bot.yaml", f"slack:\n  token: {slack}\n", slack)
     hook = f"https://hooks.slack.com/services/T{draw(10, UPPER_DIGITS)}/B{draw(10, UPPER_DIGITS)}/{draw(24)}"
     add("chat", "Slack token", "notify.py", f'WEBHOOK = "{hook}"\n', hook.rsplit("/", 1)[1])

@@ -102,15 +102,21 @@ class Detector:
             return (self._config, self._quoted)
         return (self._by_type.get(kind, self._quoted),)
 
-    def hits(self, line: str, keyword_groups: tuple[dict[Any, int], ...]) -> Iterator[Hit]:
+    def hits(self, line: str) -> Iterator[Hit]:
+        """What the plugins of a token kind find in ``line``."""
         for kind, plugin in self._plugins:
             for value in plugin.analyze_string(line):
                 yield from _places(line, value, kind)
-        if _KEYWORD_WORDS.search(line.casefold()) is None or self._indirect(line):
+
+    def keyword_hits(self, line: str, keyword_groups: tuple[dict[Any, int], ...]) -> Iterator[Hit]:
+        """What the secret-named-assignment plugin finds in ``line`` (``api_key="..."``)."""
+        if _KEYWORD_WORDS.search(line.casefold()) is None:
             return
         for groups in keyword_groups:
             for value in self._keyword.analyze_string(line, denylist_regex_to_group=groups):
-                if value and not any(check(value) for check in self._false):
+                # detect-secrets applies its indirect-reference filter to the whole line, which
+                # would let `said: Client(api_key="...")` through; here it judges the value alone.
+                if value and not any(check(value) for check in self._false) and not self._indirect(f"_={value}"):
                     yield from _places(line, value, self._keyword_kind)
 
 

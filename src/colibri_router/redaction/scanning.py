@@ -23,7 +23,8 @@ def detect(text: str, name: str | None) -> Scan:
     for index, line in enumerate(lines):
         if not may_hold_secret(line):
             continue
-        hits = [*plugins.hits(line, groups), *_shape_hits(line, shapes)]
+        # Named kinds first: a key in `api_key="..."` is named by its shape, not as a secret-named value.
+        hits = [*plugins.hits(line), *_shape_hits(line, shapes), *plugins.keyword_hits(line, groups)]
         if hits:
             lines[index] = _replace(line, hits, kinds)
             changed = True
