@@ -43,9 +43,9 @@ KIND_NAMES = {
 }
 
 # Every word of the secret-named-assignment plugin's list holds one of these (api_key, db_pass,
-# passwd, pwd, secret, contraseña...): its patterns and the indirect-reference filter cost hundreds
-# of microseconds a line, so they run only on a line (case-folded) that holds one.
-_KEYWORD_WORDS = re.compile(r"key|pass|pwd|secret|contrase")
+# passwd, pwd, secret, contraseña...): its patterns cost hundreds of microseconds a line, so they
+# run only on a line that holds one (ignoring case as they do).
+_KEYWORD_WORDS = re.compile(r"key|pass|pwd|secret|contrase", re.IGNORECASE)
 
 # A plugin may report only part of a token (GitLab's reports the prefix its pattern captures): a
 # report is widened over the token characters that follow it.
@@ -102,16 +102,28 @@ class Detector:
             return (self._config, self._quoted)
         return (self._by_type.get(kind, self._quoted),)
 
-    def hits(self, line: str) -> Iterator[Hit]:
-        """What the plugins of a token kind find in ``line``."""
+    def hits(self, text: str) -> Iterator[Hit]:
+        """What the plugins of a token kind find in ``text`` (a line: a value found is replaced
+        wherever it appears in it)."""
         for kind, plugin in self._plugins:
-            for value in plugin.analyze_string(line):
-                yield from _places(line, value, kind)
+            for value in plugin.analyze_string(text):
+                yield from _places(text, value, kind)
 
-    def keyword_hits(self, line: str, keyword_groups: tuple[dict[Any, int], ...]) -> Iterator[Hit]:
-        """What the secret-named-assignment plugin finds in ``line`` (``api_key="..."``)."""
-        if _KEYWORD_WORDS.search(line.casefold()) is None:
-            return
+    def keyword_hits(self, text: str, keyword_groups: tuple[dict[Any, int], ...]) -> Iterator[Hit]:
+        """What the secret-named-assignment plugin finds (``api_key="..."``), line by line as
+        detect-secrets reads it, on the lines that hold one of its words only."""
+        done = -1
+        for word in _KEYWORD_WORDS.finditer(text):
+            if word.start() < done:
+                continue
+            start = text.rfind("\n", 0, word.start()) + 1
+            done = text.find("\n", word.end())
+            done = len(text) if done < 0 else done
+            line = text[start:done]
+            for hit in self._line_keyword_hits(line, keyword_groups):
+                yield Hit(hit.start + start, hit.end + start, hit.kind)
+
+    def _line_keyword_hits(self, line: str, keyword_groups: tuple[dict[Any, int], ...]) -> Iterator[Hit]:
         for groups in keyword_groups:
             for value in self._keyword.analyze_string(line, denylist_regex_to_group=groups):
                 # detect-secrets applies its indirect-reference filter to the whole line, which
