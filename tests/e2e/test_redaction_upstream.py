@@ -77,3 +77,19 @@ async def test_an_upstream_error_echoing_a_token_reaches_nobody(
     for token in (github, stripe):
         assert token not in text and token not in json.dumps(structured)
         assert token not in server_log.read_text(encoding="utf-8")
+
+
+async def test_a_keyless_local_servers_error_echoing_a_token_is_redacted(
+    fake_upstream: FakeUpstream, env: dict[str, str], server_log: Path
+) -> None:
+    """No key of ours to scrub (LM Studio takes none): the error is redacted all the same."""
+    npm = next(s for s in CORPUS if s.kind == "npm token").secrets[0]
+    fake_upstream.route("lmstudio").enqueue(error(400, message=f"bad prompt near {npm}"))
+    local = {**env, "LMSTUDIO_BASE_URL": fake_upstream.base_url("lmstudio")}
+    async with router_session(local, server_log) as session:
+        structured, text, is_error = await call(session, prompt="hello", provider="lmstudio", model="qwen3-8b")
+
+    assert is_error
+    assert "[redacted]" in text
+    assert npm not in text and npm not in json.dumps(structured)
+    assert npm not in server_log.read_text(encoding="utf-8")
