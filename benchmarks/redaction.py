@@ -9,9 +9,10 @@ Alone: ``uv run python -m benchmarks.redaction`` (about 20 s). Prints:
   a few pure-Python libraries, read as ``files`` reads them (per file, by name); each changed line is
   a false positive (none of them holds a real credential), and the kinds are listed. Beside it, for
   information, the lines detect-secrets' high-entropy plugins (left out) would have changed;
-- ``redact()`` on log lines, before (the three-pattern version this module replaced, kept here as
-  the baseline) and after, in interleaved rounds (median ns per call and the paired ratio), and the
-  Python function calls per ``redact()`` call (cProfile), the figure benchmark 13 adds up.
+- ``redact_log()`` on log lines (what the log processors call on each value), before (the
+  three-pattern ``redact`` it replaced, kept here as the baseline) and after, in interleaved rounds
+  (median ns per call and the paired ratio), and the Python function calls of one call (cProfile),
+  the figure benchmark 13 adds up.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 from colibri_router.environment import values_of
-from colibri_router.redaction import REDACTED, key_variables, redact, scan
+from colibri_router.redaction import REDACTED, key_variables, redact_log, scan
 from colibri_router.redaction.detector import detector
 
 _TESTS = str(Path(__file__).resolve().parent.parent / "tests")
@@ -58,7 +59,7 @@ def old_redact(text: str, *secrets: str | None) -> str:
 
 LOG_LINES = {
     "event": "router_call finished",
-    "fields": "[kimi] model=kimi-k2.6 prompt_tokens=1200 completion_tokens=340 latency_ms=812",
+    "fields": "[kimi] model=kimi-k2-0905-preview prompt_tokens=1200 completion_tokens=340 latency_ms=812",
     "url": "POST https://api.moonshot.ai/v1/chat/completions 200",
     "token": "upstream said: invalid token " + "gh" + "p_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
 }
@@ -159,10 +160,10 @@ def _per_call_ns(function: functools.partial[str], number: int) -> float:
 
 
 def log_line_cost(rounds: int = 9, number: int = 5_000) -> None:
-    redact("warm " + LOG_LINES["token"])  # the detector's import and set-up, paid once
-    print("redact() on a log line (median ns per call over interleaved rounds; ratio after/before):")
+    redact_log("warm " + LOG_LINES["token"])  # the detector's import and set-up, paid once
+    print("redact_log() on a log line (median ns per call over interleaved rounds; ratio after/before):")
     for label, line in LOG_LINES.items():
-        before, after = functools.partial(old_redact, line), functools.partial(redact, line)
+        before, after = functools.partial(old_redact, line), functools.partial(redact_log, line)
         old_times: list[float] = []
         new_times: list[float] = []
         for index in range(rounds):

@@ -1,16 +1,16 @@
 """Redaction: no credential reaches a model, a log line, a result, an error, a thread or the ledger.
 
-:func:`redact` is used by the logging processors and by the error tree (which scrubs errors an
-upstream built from text echoing the key); :func:`scan` by file reading, which also names the kinds
-it found for its warning. Both replace, with ``[redacted]``:
+:func:`redact` is used by the error tree (which scrubs errors an upstream built from text echoing
+a key or a token), :func:`redact_log` by the logging processors, :func:`scan` by file reading, which
+also names the kinds it found for its warning. Both replace, with ``[redacted]``:
 
 - this machine's key values (every provider's key variable that is set), whatever their shape;
 - what detect-secrets' plugins catch (:mod:`.detector`), and the shapes they lack, the registry's
   provider key shapes among them (:mod:`.shapes`).
 
-The detector runs only on text the cheap pre-filter (:mod:`.hints`) finds a hint in, and only on
-the lines that hold one: a log line with nothing token-like costs one regex search more than the
-replacement of the known values.
+The detector runs only on text the pre-filter (:mod:`.hints`) finds a hint in, and only on the lines
+that hold one; log lines have a narrower pre-filter, so that every call's own line (a model name, token
+counts) stays as cheap as it was.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import functools
 from dataclasses import dataclass
 
 from colibri_router.environment import values_of
-from colibri_router.redaction.hints import may_hold_secret
+from colibri_router.redaction.hints import log_line_may_hold_secret, may_hold_secret
 
-__all__ = ["REDACTED", "Scan", "key_variables", "redact", "scan"]
+__all__ = ["REDACTED", "Scan", "key_variables", "redact", "redact_log", "scan"]
 
 REDACTED = "[redacted]"
 _KNOWN = "API key"  # the kind of a known key value found in the text
@@ -49,6 +49,16 @@ def redact(text: str, *secrets: str | None) -> str:
     credential-shaped token replaced."""
     text, _ = _known(text, secrets)
     if not may_hold_secret(text):
+        return text
+    return _detect(text, None).text
+
+
+def redact_log(text: str) -> str:
+    """:func:`redact` for a log line's value, behind the log path's narrower pre-filter: a value
+    with nothing token-like in it (as every call's own line) costs one regex match more than the
+    replacement of the known values."""
+    text, _ = _known(text, ())
+    if not log_line_may_hold_secret(text):
         return text
     return _detect(text, None).text
 

@@ -33,3 +33,22 @@ def may_hold_secret(text: str) -> bool:
         if word in folded:
             return True
     return _RUN.match(folded) is not None
+
+
+# Log lines: the same words, the prefixes of the token kinds whose random part may hold ``-`` or
+# ``_``, and a run of 20 letters and digits alone, so that a model name such as
+# ``kimi-k2-0905-preview`` (in every call's log line) is no hint.
+_LINE_WORDS = (*_WORDS, "pypi-", "glpat-", "aiza", "tgp_", "xox", "eyj", "hooks.")
+_LINE_RUN = re.compile(r"(?:[a-z0-9]{0,19}+[^a-z0-9]++)*+[a-z0-9]{20}")
+
+
+def log_line_may_hold_secret(text: str) -> bool:
+    """The log path's pre-filter: narrower than :func:`may_hold_secret` (a token of random letters,
+    digits, ``-`` and ``_`` with no prefix listed here, such as a Discord token, is seen only when it
+    holds 20 letters and digits in a row), as a log line is redacted on every call and an error
+    reaches the log already redacted in full."""
+    folded = text.casefold()
+    for word in _LINE_WORDS:
+        if word in folded:
+            return True
+    return _LINE_RUN.match(folded) is not None
