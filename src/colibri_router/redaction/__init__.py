@@ -24,7 +24,7 @@ from colibri_router.redaction.hints import log_line_may_hold_secret, may_hold_se
 __all__ = ["REDACTED", "Scan", "key_variables", "redact", "redact_log", "scan"]
 
 REDACTED = "[redacted]"
-_KNOWN = "API key"  # the kind of a known key value found in the text
+_KNOWN = "configured API key"  # the kind of a key variable's value found in the text
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,14 @@ _FIXED = (
     Shape("npm token", re.compile(r"npm_[A-Za-z0-9]{36}")),
     # A password after an empty user name (``redis://:password@host``): the URL plugin wants a user.
     Shape("password in URL", re.compile(r"[a-z][a-z0-9+.\-]*://:([^\s:/?#\[\]@]+)@"), 1),
-    Shape("Docker auth", re.compile(r"[\"']auth[\"']\s*:\s*[\"']([A-Za-z0-9+/]{8,}={0,2})[\"']"), 1),
+    # base64 (whole groups of four, at least twelve characters), so that `"auth": "required"` stays.
+    Shape(
+        "Docker auth",
+        re.compile(
+            r"[\"']auth[\"']\s*:\s*[\"']((?:[A-Za-z0-9+/]{4}){3,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)[\"']"
+        ),
+        1,
+    ),
     Shape(
         "AWS key",
         re.compile(r"(?i)aws_?secret_?access_?key\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
