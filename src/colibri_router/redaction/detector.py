@@ -1,13 +1,17 @@
 """detect-secrets' plugins, run in process on a line of text: where each credential they know sits.
 
-Yelp's detect-secrets is a maintained set of detectors, one plugin per token kind (AWS, GitHub, GitLab,
-npm, PyPI, Stripe, Slack, Discord, JWT, private keys, passwords in URLs, secret-named assignments...).
-We use every plugin it ships except three: the two high-entropy ones (they take every hash, checksum
-and lock-file digest for a key: see benchmarks/redaction.py) and public IP addresses (not a
-credential). A new plugin in a later release is used without a change here.
+Yelp's detect-secrets is a set of detectors, one plugin per token kind (AWS, GitHub, GitLab, npm,
+PyPI, Stripe, Slack, Discord, JWT, private keys, passwords in URLs, secret-named assignments...). Its
+last release (1.5.0) is of May 2024; Bridgecrew's fork (bc-detect-secrets, released monthly) lacks its
+GitLab, PyPI and OpenAI plugins, so we use Yelp's. We use every plugin it ships except three: the two
+high-entropy ones (they take every hash, checksum and lock-file digest for a key: see
+benchmarks/redaction.py) and public IP addresses (not a credential). A new plugin in a later release
+is used without a change here.
 
-Imported on first use only: detect-secrets brings ``requests`` and ``multiprocessing`` (about 0.3 s),
-which a call that never meets key-shaped text must not pay.
+Only the plugins' ``analyze_string`` is called: their ``verify`` (which would send a found token to
+its service to check it) never runs, so nothing leaves the machine. Imported on first use only:
+detect-secrets brings ``requests`` and ``multiprocessing`` (about 0.3 s), which a call that never
+meets key-shaped text must not pay.
 """
 
 from __future__ import annotations
