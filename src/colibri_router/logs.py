@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 import structlog
 
-from colibri_router.redaction import redact
+from colibri_router.redaction import redact_log
 
 # Values this module writes itself: they can hold no secret, and redacting them costs every line.
 _OWN_FIELDS = frozenset({"timestamp", "level", "logger"})
@@ -28,7 +28,7 @@ _OWN_FIELDS = frozenset({"timestamp", "level", "logger"})
 def _redact_event(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     for key, value in event_dict.items():
         if isinstance(value, str) and key not in _OWN_FIELDS:
-            event_dict[key] = redact(value)
+            event_dict[key] = redact_log(value)
     return event_dict
 
 

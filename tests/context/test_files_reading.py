@@ -190,7 +190,9 @@ def test_key_shaped_text_is_sent_redacted_with_a_warning(workspace: Path, monkey
     text = reading.parts[0].text  # type: ignore[union-attr]
     assert "sk-abcdefghijklmnop1234" not in text and "plainvalue-of-the-openai-key" not in text
     assert text.count("[redacted]") == 2
-    assert reading.warnings == ["files: config.py holds key-shaped text, sent as [redacted]"]
+    assert reading.warnings == [
+        "files: config.py holds key-shaped text (configured API key, openai key), sent as [redacted]"
+    ]
 
 
 # -- over HTTP: the server's disk, confined to COLIBRI_HTTP_FILES_ROOT -----------------------------------

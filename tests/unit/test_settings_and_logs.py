@@ -20,7 +20,8 @@ from colibri_router.cli import _configure_logging_from_settings
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
 from colibri_router.providers import BUILTIN, connect
-from colibri_router.redaction import _SECRET_PATTERNS, REDACTED, redact
+from colibri_router.redaction import REDACTED, redact
+from colibri_router.redaction.shapes import SECRET_PATTERNS
 from colibri_router.settings import load_settings
 
 KEY = "zq-SECRET-kimi-9f3b7c1e"
@@ -252,7 +253,7 @@ _TRICKY_TEXT = st.builds(
 @given(_TRICKY_TEXT)
 def test_redact_skips_the_pattern_only_for_text_it_cannot_match(text: str) -> None:
     """The cheap pre-check never lets a credential-shaped token through."""
-    assert redact(text) == _SECRET_PATTERNS.sub(REDACTED, text)
+    assert SECRET_PATTERNS.search(redact(text)) is None
 
 
 # --- logging -------------------------------------------------------------------------------------------------------

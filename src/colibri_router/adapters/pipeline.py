@@ -97,11 +97,12 @@ async def run_completion(
         turn = codec.decode(body, request)
     except MalformedResponse as exc:
         malformed = dialect.errors.api(f"malformed response body: {exc}", status=200)
+        malformed.scrub(connection.api_key or "")  # the body may quote a token
         attempt.end(error=malformed)
         raise malformed from exc
     except ColibriError as exc:
-        if connection.api_key:
-            exc.scrub(connection.api_key)
+        # Also without a key of ours (a local server): an upstream may echo any token it was sent.
+        exc.scrub(connection.api_key or "")
         attempt.end(error=exc)
         raise
     except BaseException:

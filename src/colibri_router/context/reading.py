@@ -20,7 +20,7 @@ from colibri_router.context.pdf import PdfUnreadable, pdf_pages
 from colibri_router.context.secrets import refusal
 from colibri_router.conversation import Media, Part, Text, anthropic_blocks
 from colibri_router.errors import InvalidRequestError
-from colibri_router.redaction import redact
+from colibri_router.redaction import scan
 
 # Tokens are estimated, never counted (each provider has its own tokenizer): code and prose average
 # about four characters a token; an image costs up to about 1,600 (Anthropic's figure for the largest
@@ -118,11 +118,11 @@ def _read_file(file: Found, limits: Limits, reading: Reading) -> None:
         what = "binary" if b"\0" in data else "in an encoding not recognised with confidence"
         reading.warnings.append(f"files: {file.shown} is {what}: left out")
         return
-    text = decoded.text
-    redacted = redact(text)
-    if redacted != text:
-        reading.warnings.append(f"files: {file.shown} holds key-shaped text, sent as [redacted]")
-    block = numbered_block(file.shown, redacted)
+    redacted = scan(decoded.text, file.path.name)
+    if redacted.kinds:
+        found = ", ".join(redacted.kinds)
+        reading.warnings.append(f"files: {file.shown} holds key-shaped text ({found}), sent as [redacted]")
+    block = numbered_block(file.shown, redacted.text)
     reading.parts.append(Text(block))
     reading.files.append(FileRead(file.shown, size, estimate_tokens(block), decoded.encoding))
 

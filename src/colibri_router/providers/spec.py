@@ -55,6 +55,9 @@ class ProviderSpec:
     base_url_env: str
     key_envs: tuple[str, ...] = ()
     key_required: bool = True
+    # The shape of its API keys (a regex, searched case-sensitively): text of this shape is redacted from
+    # files, errors and logs even when the key is not this machine's (None: no shape of its own).
+    key_pattern: str | None = None
     default_model: str | None = None
     claims: tuple[str, ...] = ()  # regexes (full match, case-insensitive) of model names it serves
     models: tuple[str, ...] = ()  # model names it claims exactly (a config entry's `models`)
