@@ -168,9 +168,13 @@ def test_files_allow_lets_a_named_store_through(home: Path, monkeypatch: pytest.
     monkeypatch.setenv("COLIBRI_FILES_ALLOW", "~/.aws, ~/.netrc, notes/backup.txt")
     write(home / "project", "notes/backup.txt", OPENSSH_KEY)
     files, warnings, text = read(["~/.aws", "~/.netrc", "notes/backup.txt"])
+    # Allowing a file lifts the refusal by path and by content; its credential-shaped text is still
+    # sent as [redacted] (docs/files.md).
     assert warnings == [
-        f"files: {entry!r} is outside the workspace ({home / 'project'})" for entry in ("~/.aws", "~/.netrc")
+        *(f"files: {entry!r} is outside the workspace ({home / 'project'})" for entry in ("~/.aws", "~/.netrc")),
+        "files: notes/backup.txt holds key-shaped text (private key), sent as [redacted]",
     ]
+    assert OPENSSH_KEY.splitlines()[1] not in text
     assert files == [
         str(home / ".aws/config"),
         str(home / ".aws/credentials"),

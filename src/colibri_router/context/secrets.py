@@ -21,7 +21,7 @@ import functools
 import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from colibri_router.context.credentials import CREDENTIAL_STORES
 from colibri_router.context.wildmatch import translate
@@ -85,7 +85,8 @@ def allowed(path: Path, shown: str, allow: Sequence[str]) -> bool:
     if not allow:
         return False
     items = [os.path.expanduser(item) for item in allow]
-    candidates = [shown, str(path), path.name, *(str(parent) for parent in path.parents if parent.parent != parent)]
+    directories = [*path.parents, *PurePath(shown).parents]
+    candidates = [shown, str(path), path.name, *(str(parent) for parent in directories if parent.parent != parent)]
     return any(fnmatch.fnmatchcase(candidate, item) for item in items for candidate in candidates)
 
 

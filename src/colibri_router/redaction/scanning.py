@@ -26,12 +26,33 @@ def detect(text: str, name: str | None) -> Scan:
     for index, line in enumerate(lines):
         if not may_hold_secret(line):
             continue
-        # Named kinds first: a key in `api_key="..."` is named by its shape, not as a secret-named value.
-        hits = [*plugins.hits(line), *_shape_hits(line, shapes), *plugins.keyword_hits(line, groups)]
+        hits = [
+            Hit(start + hit.start, start + hit.end, hit.kind)
+            for start, piece in _windows(line)
+            if may_hold_secret(piece)
+            # Named kinds first: a key in `api_key="..."` is named by its shape, not as a secret-named value.
+            for hit in (*plugins.hits(piece), *_shape_hits(piece, shapes), *plugins.keyword_hits(piece, groups))
+        ]
         if hits:
             lines[index] = _replace(line, hits, kinds)
             changed = True
     return Scan("".join(lines) if changed else text, tuple(kinds))
+
+
+# A long line (minified code, a data dump) is read in overlapping windows: some plugins' patterns cost
+# the square of a line's length on repetitive text (800,000 characters took minutes), and a window
+# holds every token up to OVERLAP characters long whole, in one window at least.
+WINDOW = 4096
+OVERLAP = 1024
+
+
+def _windows(line: str) -> Iterator[tuple[int, str]]:
+    """``line`` as (offset, piece) windows of WINDOW characters, each overlapping the next by OVERLAP."""
+    if len(line) <= WINDOW:
+        yield 0, line
+        return
+    for start in range(0, len(line) - OVERLAP, WINDOW - OVERLAP):
+        yield start, line[start : start + WINDOW]
 
 
 def _shape_hits(text: str, shapes: Iterable[Shape]) -> Iterator[Hit]:

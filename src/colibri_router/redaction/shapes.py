@@ -46,7 +46,7 @@ _FIXED = (
     Shape("GitHub token", re.compile(r"github_pat_[A-Za-z0-9_]{30,}")),
     Shape("npm token", re.compile(r"npm_[A-Za-z0-9]{36}")),
     # A password after an empty user name (``redis://:password@host``): the URL plugin wants a user.
-    Shape("password in URL", re.compile(r"[a-z][a-z0-9+.\-]*://:([^\s:/?#\[\]@]+)@"), 1),
+    Shape("password in URL", re.compile(r"(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://:([^\s:/?#\[\]@]+)@"), 1),
     # base64 (whole groups of four, at least twelve characters), so that `"auth": "required"` stays.
     Shape(
         "Docker auth",
