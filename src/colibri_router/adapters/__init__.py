@@ -13,18 +13,12 @@ from colibri_router.adapters.claude import (
     create_claude_completion,
     create_claude_completion_with_tools,
 )
+from colibri_router.adapters.contract import CompletionOptions, complete_prompt
 from colibri_router.adapters.kimi import (
     KIMI,
     KimiCompletionOptions,
     create_kimi_completion,
     create_kimi_completion_with_tools,
-)
-from colibri_router.adapters.pipeline import (
-    DEFAULT_MAX_TOKENS,
-    Completion,
-    CompletionOptions,
-    complete_prompt,
-    run_completion,
 )
 from colibri_router.conversation import AnthropicTool, CompletionResult
 from colibri_router.errors import (
@@ -40,6 +34,7 @@ from colibri_router.errors import (
     KimiConfigError,
     KimiTimeoutError,
 )
+from colibri_router.pipeline import DEFAULT_MAX_TOKENS, Completion, run_completion
 from colibri_router.providers import BUILTIN, ProviderSpec, load_registry
 from colibri_router.settings import load_settings
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from colibri_router.adapters.pipeline import CompletionOptions, complete_prompt
+from colibri_router.adapters.contract import CompletionOptions, complete_prompt
 from colibri_router.conversation import AnthropicTool, CompletionResult
 from colibri_router.providers import BUILTIN
 
