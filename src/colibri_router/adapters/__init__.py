@@ -13,13 +13,13 @@ from colibri_router.adapters.claude import (
     create_claude_completion,
     create_claude_completion_with_tools,
 )
-from colibri_router.adapters.contract import CompletionOptions, complete_prompt
 from colibri_router.adapters.kimi import (
     KIMI,
     KimiCompletionOptions,
     create_kimi_completion,
     create_kimi_completion_with_tools,
 )
+from colibri_router.adapters.prompt import CompletionOptions, complete_prompt
 from colibri_router.conversation import AnthropicTool, CompletionResult
 from colibri_router.errors import (
     AnthropicApiError,
@@ -43,8 +43,8 @@ PROVIDERS: Mapping[str, ProviderSpec] = BUILTIN
 
 
 def supports_tools(model: str, *, provider: str | None = None) -> bool:
-    """The seed's ``supportsTools(model)``: whether the provider that would serve ``model`` takes tool
-    definitions (every built-in model family does; a config entry may say ``tools = false``)."""
+    """Whether the provider that would serve ``model`` takes tool definitions (every built-in model family
+    does; a config entry may say ``tools = false``)."""
     return load_registry().choose(provider, model, load_settings()).provider.tools
 
 

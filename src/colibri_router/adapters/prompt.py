@@ -22,7 +22,7 @@ from colibri_router.wires import codec_for_call
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CompletionOptions:
-    """Per-call options of the contract functions; every field optional (contract §1, I14)."""
+    """Per-call options of the library functions; every field optional (docs/python-api.md)."""
 
     model: str | None = None
     max_tokens: int | None = None
@@ -43,7 +43,7 @@ async def complete_prompt(
     *,
     default_model: str | None = None,
 ) -> CompletionResult:
-    """The contract functions' shared body: settings are read now (I2), never at import."""
+    """The library functions' shared body: settings are read now, never at import."""
     options = options or CompletionOptions()
     settings = load_settings()
     connection = connect(provider, options.api_key, options.base_url, key_option="api_key in the options")
