@@ -3,7 +3,9 @@
 Structured signals decide first (the provider's error type/code/status/reason, then the HTTP status);
 a provider that marks a condition only in its message text contributes phrases through ONE table of
 its own (its registry entry's ``error_phrases``), never through scattered ``in message`` checks.
-Facts: PROVIDER-FACTS.md §8.3, KIMI-FACTS.md "Errors".
+The kinds: docs/errors.md. Sources: https://platform.openai.com/docs/guides/error-codes,
+https://docs.anthropic.com/en/api/errors, https://ai.google.dev/gemini-api/docs/troubleshooting,
+https://platform.moonshot.ai/docs/api/chat.
 """
 
 from __future__ import annotations

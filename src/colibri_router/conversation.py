@@ -2,7 +2,7 @@
 
 Every adapter encodes a :class:`CompletionRequest` into its provider's wire JSON and decodes the
 provider's answer into an :class:`AssistantTurn`. Nothing here knows about HTTP or any provider.
-The types are frozen so that no layer can mutate what a caller handed in (contract I20).
+The types are frozen so that no layer can mutate what a caller handed in (docs/python-api.md).
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ class AssistantTurn:
 
 
 class CompletionResult(BaseModel):
-    """The contract's result (I1): identical for every adapter."""
+    """The library functions' result (docs/python-api.md): identical for every adapter."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -239,12 +239,12 @@ def user_prompt(prompt: str) -> tuple[Message, ...]:
 
 
 def tool_specs(tools: Iterable[AnthropicTool] | Iterable[Mapping[str, Any]]) -> tuple[ToolSpec, ...]:
-    """Anthropic-shape tool dicts → :class:`ToolSpec`; the caller's dicts are only read (I20)."""
+    """Anthropic-shape tool dicts → :class:`ToolSpec`; the caller's dicts are only read."""
     return tuple(
         ToolSpec(
             name=tool["name"],
             description=tool.get("description"),
-            # I19: the schema goes through untouched; only a tool without one gets an open schema.
+            # The schema goes through untouched; only a tool without one gets an open schema.
             input_schema=tool.get("input_schema", {"type": "object"}),
         )
         for tool in tools
@@ -301,8 +301,8 @@ def _with_state(block: dict[str, Any], state: ProviderState | None) -> dict[str,
 
 
 def render_content(turn: AssistantTurn) -> str:
-    """The contract's ``content`` (I11): the text, or, when the turn calls tools, the JSON string of
-    its Anthropic-shape blocks with a leading text block when there is text."""
+    """The result's ``content`` (docs/python-api.md): the text, or, when the turn calls tools, the JSON
+    string of its Anthropic-shape blocks with a leading text block when there is text."""
     calls = turn.tool_calls()
     text = turn.text()
     if not calls:

@@ -2,31 +2,28 @@
 and a ``retryable`` flag; hosts and scripts branch on ``code``, never on message text.
 
     ColibriError                      code, status, retryable
-    ├── ConfigError                   no API key, unusable setting        (never retried)
-    │   ├── KimiConfigError           KIMI_CONFIG_ERROR
-    │   ├── AnthropicConfigError      ANTHROPIC_CONFIG_ERROR
-    │   └── <Prefix>ConfigError       <PREFIX>_CONFIG_ERROR (every other provider, made on demand)
-    ├── ApiError                      upstream said no, network failed, body malformed
-    │   ├── KimiApiError              KIMI_API_ERROR | KIMI_RETRIES_EXHAUSTED
-    │   ├── AnthropicApiError         ANTHROPIC_API_ERROR | ANTHROPIC_RETRIES_EXHAUSTED
-    │   └── <Prefix>ApiError          <PREFIX>_API_ERROR | <PREFIX>_RETRIES_EXHAUSTED
-    ├── DeadlineError                 the call's total deadline ran out
-    │   ├── KimiTimeoutError          KIMI_TIMEOUT
-    │   ├── AnthropicTimeoutError     ANTHROPIC_TIMEOUT
-    │   └── <Prefix>TimeoutError      <PREFIX>_TIMEOUT
+    ├── ConfigError                   no API key, unusable setting (never retried):
+    │                                 CONFIG_ERROR, or <PREFIX>_CONFIG_ERROR
+    ├── ApiError                      upstream said no, network failed, body malformed:
+    │                                 <PREFIX>_API_ERROR | <PREFIX>_RETRIES_EXHAUSTED
+    ├── DeadlineError                 the call's total deadline ran out: TIMEOUT, or <PREFIX>_TIMEOUT
     ├── InvalidRequestError           INVALID_REQUEST: input no provider could accept
     ├── CostCapError                  BUDGET_EXCEEDED: the call's worst case is above max_cost_usd
     │                                 (the store's BudgetExceeded shares the code: a budget is reached)
     └── StoreError                    STORE_ERROR, kind STORE_UNAVAILABLE: the database a call needs
                                       cannot be reached or used (colibri_router.store.errors)
 
-``<PREFIX>`` is the registry name upper-cased with every non-alphanumeric turned into ``_``
-(``OPENAI``, ``KIMI_ANTHROPIC``, ``GPU_BOX``); ``kimi`` and ``claude`` keep ``KIMI`` and ``ANTHROPIC``.
+A class names a condition; which provider failed is data: a provider's errors carry its ``prefix``
+and so their code (:func:`error_family` makes them for one prefix). ``<PREFIX>`` is the registry name
+upper-cased with every non-alphanumeric turned into ``_`` (``OPENAI``, ``KIMI_ANTHROPIC``,
+``GPU_BOX``); ``kimi`` and ``claude`` keep ``KIMI`` and ``ANTHROPIC``, and their errors keep the library's
+class names too (``KimiConfigError``, ``KimiApiError``, ``KimiTimeoutError``, the same three
+``Anthropic*``): subclasses that fix the prefix, so ``except KimiApiError`` still catches exactly Kimi's.
 
 Every error also has a ``kind`` an agent can act on (``RATE_LIMITED``, ``QUOTA_EXCEEDED``...; the list is
 :data:`Kind`), whether a later identical call can succeed (:attr:`ColibriError.retryable_later`), and,
 once the router knows them, the ``provider`` and ``model`` it concerned. ``retryable`` is narrower:
-whether the router itself retries it (never a network error or a cut stream: contract I8).
+whether the router itself retries it (never a network error or a cut stream: docs/errors.md, Retries).
 
 Messages never contain API keys: they are built from status codes, the provider's error ``type``
 and message, and our own text, never from request headers.
@@ -36,7 +33,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from colibri_router.redaction import redact
 
@@ -72,6 +69,7 @@ class ColibriError(Exception):
     retry_after: float | None = None
     provider: str | None = None
     model: str | None = None
+    prefix: str | None = None  # a provider's code prefix (``OPENAI``), on the provider conditions below
     attempts: tuple[dict[str, Any], ...] = ()  # set by the router: each model tried, in order
 
     def __init__(self, message: str) -> None:
@@ -103,8 +101,16 @@ class ColibriError(Exception):
 
 
 class ConfigError(ColibriError):
+    """No API key, or a setting that cannot be used; never retried. ``CONFIG_ERROR``, or the provider's
+    ``<PREFIX>_CONFIG_ERROR`` when raised with its ``prefix``."""
+
     code = "CONFIG_ERROR"
     kind: Kind = "CONFIG_ERROR"
+
+    def __init__(self, message: str, *, prefix: str | None = None) -> None:
+        super().__init__(message)
+        self.prefix = prefix or self.prefix
+        self.code = _coded(self.prefix, "CONFIG_ERROR")
 
 
 class InvalidRequestError(ColibriError):
@@ -113,15 +119,16 @@ class InvalidRequestError(ColibriError):
 
 
 class ApiError(ColibriError):
-    """An upstream failure. ``code`` is the API code, or the exhausted code after the last retry."""
+    """An upstream failure: ``<PREFIX>_API_ERROR``, or ``<PREFIX>_RETRIES_EXHAUSTED`` after the last retry
+    (``API_ERROR`` and ``RETRIES_EXHAUSTED`` without a prefix)."""
 
-    api_code: ClassVar[str] = "API_ERROR"
-    exhausted_code: ClassVar[str] = "RETRIES_EXHAUSTED"
+    code = "API_ERROR"
 
     def __init__(
         self,
         message: str,
         *,
+        prefix: str | None = None,
         status: int | None = None,
         error_type: str | None = None,
         retryable: bool = False,
@@ -130,7 +137,8 @@ class ApiError(ColibriError):
         kind: Kind = "PROVIDER_ERROR",
     ) -> None:
         super().__init__(message)
-        self.code = self.exhausted_code if exhausted else self.api_code
+        self.prefix = prefix or self.prefix
+        self.code = _coded(self.prefix, "RETRIES_EXHAUSTED" if exhausted else "API_ERROR")
         self.status = status
         self.error_type = error_type
         self.retryable = retryable
@@ -145,6 +153,7 @@ class ApiError(ColibriError):
         """The same failure under a new message, no longer retried by the router."""
         return type(self)(
             message,
+            prefix=self.prefix,
             status=self.status,
             error_type=self.error_type,
             retry_after=self.retry_after,
@@ -161,47 +170,97 @@ class CostCapError(ColibriError):
 
 
 class DeadlineError(ColibriError):
+    """The call's total deadline ran out: ``TIMEOUT``, or the provider's ``<PREFIX>_TIMEOUT``."""
+
     code = "TIMEOUT"
     kind: Kind = "TIMEOUT"
 
+    def __init__(self, message: str, *, prefix: str | None = None) -> None:
+        super().__init__(message)
+        self.prefix = prefix or self.prefix
+        self.code = _coded(self.prefix, "TIMEOUT")
+
+
+def _coded(prefix: str | None, condition: str) -> str:
+    return f"{prefix}_{condition}" if prefix else condition
+
+
+# The library's names for Kimi's and Claude's errors (docs/python-api.md): each is its condition's class
+# with the prefix fixed, so ``except KimiApiError`` catches Kimi's API errors and no other provider's.
+
 
 class KimiConfigError(ConfigError):
+    prefix = "KIMI"
     code = "KIMI_CONFIG_ERROR"
 
 
 class KimiApiError(ApiError):
-    api_code = "KIMI_API_ERROR"
-    exhausted_code = "KIMI_RETRIES_EXHAUSTED"
+    prefix = "KIMI"
+    code = "KIMI_API_ERROR"
 
 
 class KimiTimeoutError(DeadlineError):
+    prefix = "KIMI"
     code = "KIMI_TIMEOUT"
 
 
 class AnthropicConfigError(ConfigError):
+    prefix = "ANTHROPIC"
     code = "ANTHROPIC_CONFIG_ERROR"
 
 
 class AnthropicApiError(ApiError):
-    api_code = "ANTHROPIC_API_ERROR"
-    exhausted_code = "ANTHROPIC_RETRIES_EXHAUSTED"
+    prefix = "ANTHROPIC"
+    code = "ANTHROPIC_API_ERROR"
 
 
 class AnthropicTimeoutError(DeadlineError):
+    prefix = "ANTHROPIC"
     code = "ANTHROPIC_TIMEOUT"
 
 
 @dataclass(frozen=True, slots=True)
 class ErrorFamily:
-    """The error classes one provider raises, so shared code raises the right ones."""
+    """The errors one provider raises: each condition's class with the provider's ``prefix``, so shared
+    code raises the right codes."""
 
-    config: type[ConfigError]
-    api: type[ApiError]
-    timeout: type[DeadlineError]
+    prefix: str
+    config_class: type[ConfigError] = ConfigError
+    api_class: type[ApiError] = ApiError
+    timeout_class: type[DeadlineError] = DeadlineError
+
+    def config(self, message: str) -> ConfigError:
+        return self.config_class(message, prefix=self.prefix)
+
+    def api(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        error_type: str | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        exhausted: bool = False,
+        kind: Kind = "PROVIDER_ERROR",
+    ) -> ApiError:
+        return self.api_class(
+            message,
+            prefix=self.prefix,
+            status=status,
+            error_type=error_type,
+            retryable=retryable,
+            retry_after=retry_after,
+            exhausted=exhausted,
+            kind=kind,
+        )
+
+    def timeout(self, message: str) -> DeadlineError:
+        return self.timeout_class(message, prefix=self.prefix)
 
 
-KIMI_ERRORS = ErrorFamily(config=KimiConfigError, api=KimiApiError, timeout=KimiTimeoutError)
-ANTHROPIC_ERRORS = ErrorFamily(config=AnthropicConfigError, api=AnthropicApiError, timeout=AnthropicTimeoutError)
+KIMI_ERRORS = ErrorFamily("KIMI", KimiConfigError, KimiApiError, KimiTimeoutError)
+ANTHROPIC_ERRORS = ErrorFamily("ANTHROPIC", AnthropicConfigError, AnthropicApiError, AnthropicTimeoutError)
+_NAMED_FAMILIES = {family.prefix: family for family in (KIMI_ERRORS, ANTHROPIC_ERRORS)}
 
 
 class MalformedResponse(ValueError):
@@ -211,18 +270,6 @@ class MalformedResponse(ValueError):
 
 @functools.cache
 def error_family(prefix: str) -> ErrorFamily:
-    """The error classes whose codes start with ``prefix``: the landed Kimi and Anthropic classes for
-    theirs, new subclasses (one set per prefix, so ``except`` clauses can tell providers apart) for
-    every other provider."""
-    for family in (KIMI_ERRORS, ANTHROPIC_ERRORS):
-        if family.config.code == f"{prefix}_CONFIG_ERROR":
-            return family
-    stem = "".join(word.capitalize() for word in prefix.split("_"))
-    config = type(f"{stem}ConfigError", (ConfigError,), {"code": f"{prefix}_CONFIG_ERROR", "__module__": __name__})
-    api = type(
-        f"{stem}ApiError",
-        (ApiError,),
-        {"api_code": f"{prefix}_API_ERROR", "exhausted_code": f"{prefix}_RETRIES_EXHAUSTED", "__module__": __name__},
-    )
-    timeout = type(f"{stem}TimeoutError", (DeadlineError,), {"code": f"{prefix}_TIMEOUT", "__module__": __name__})
-    return ErrorFamily(config=config, api=api, timeout=timeout)
+    """The errors whose codes start with ``prefix``: Kimi's and Claude's named classes for theirs, the
+    condition classes carrying the prefix for every other provider."""
+    return _NAMED_FAMILIES.get(prefix) or ErrorFamily(prefix)

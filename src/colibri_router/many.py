@@ -26,7 +26,6 @@ import anyio
 import httpx
 
 from colibri_router import observability
-from colibri_router.adapters import DEFAULT_MAX_TOKENS
 from colibri_router.attachments import files_read_of, with_files
 from colibri_router.callers import local_principal
 from colibri_router.calls import Accounting, estimated_input_tokens
@@ -37,6 +36,7 @@ from colibri_router.logs import get_logger
 from colibri_router.many_judge import JUDGE_SYSTEM, LABELS, agreement, judge_prompt
 from colibri_router.many_progress import ManyProgress, Notify
 from colibri_router.outcomes import error_structured
+from colibri_router.pipeline import DEFAULT_MAX_TOKENS
 from colibri_router.pricing import worst_case_cost
 from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.providers.placing import UnknownModelError, refusal

@@ -1,4 +1,4 @@
-"""The retry rule shared by every provider (contract §6), bounded by the call's deadline.
+"""The retry rule shared by every provider (docs/errors.md, Retries), bounded by the call's deadline.
 
 At most ``max_attempts`` attempts; before retry *n* it sleeps ``base_delay_s * 2**(n-1)`` (0.1, 0.2,
 0.4 s), or longer when the upstream's ``Retry-After`` asks for it (capped). Only errors marked

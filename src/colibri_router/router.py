@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 import anyio
 import httpx
 
-from colibri_router.adapters import DEFAULT_MAX_TOKENS, Completion, run_completion
 from colibri_router.agents import run_agent
 from colibri_router.attachments import check_context, files_read, paths_for_agent, with_files
 from colibri_router.catalog import did_you_mean
@@ -31,6 +30,7 @@ from colibri_router.conversation import (
 from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.host import ask_host
 from colibri_router.media_fit import MediaUnreadable, fit_media, has_media
+from colibri_router.pipeline import DEFAULT_MAX_TOKENS, Completion, run_completion
 from colibri_router.pricing import TokenCounts, price_call
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.providers import Choice, Registry, connect, load_registry

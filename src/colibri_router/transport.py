@@ -196,7 +196,7 @@ async def _assemble(
 
 
 def _network_error(codec: WireCodec, url: str, exc: httpx.TransportError) -> ApiError:
-    # Contract I8: a network failure is a config/DNS/firewall problem, not load: no retry.
+    # A network failure (docs/errors.md, Retries) is a config/DNS/firewall problem, not load: no retry.
     return codec.dialect.errors.api(f"network error calling {url}: {_describe(exc)}", kind="NETWORK_ERROR")
 
 

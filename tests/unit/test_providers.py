@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from colibri_router.errors import ConfigError, InvalidRequestError, KimiConfigError, error_family
+from colibri_router.errors import (
+    ApiError,
+    ConfigError,
+    DeadlineError,
+    InvalidRequestError,
+    KimiConfigError,
+    error_family,
+)
 from colibri_router.providers import BUILTIN, configured, connect, is_kimi_model, load_registry, profile_for
 from colibri_router.providers.profiles import is_kimi_reasoning_model
 from colibri_router.providers.spec import error_prefix
@@ -119,14 +126,21 @@ def test_error_prefixes(name: str, prefix: str) -> None:
     assert error_family(prefix).api("x").code == f"{prefix}_API_ERROR"
 
 
-def test_custom_names_get_their_own_error_classes() -> None:
+def test_custom_names_get_their_own_error_codes() -> None:
     assert error_prefix("gpu-box") == "GPU_BOX"
     family = error_family("GPU_BOX")
     assert family.config("x").code == "GPU_BOX_CONFIG_ERROR"
     assert family.timeout("x").code == "GPU_BOX_TIMEOUT"
     assert family.api("x", exhausted=True).code == "GPU_BOX_RETRIES_EXHAUSTED"
     assert error_family("GPU_BOX") is family
-    assert not issubclass(family.api, error_family("OPENAI").api)
+    # the provider is data on the condition's class, not a class of its own
+    assert (type(family.config("x")), type(family.api("x")), type(family.timeout("x"))) == (
+        ConfigError,
+        ApiError,
+        DeadlineError,
+    )
+    assert family.api("x").prefix == "GPU_BOX"
+    assert error_family("OPENAI").api("x").code != family.api("x").code
 
 
 # --- choosing the provider -----------------------------------------------------------------------------

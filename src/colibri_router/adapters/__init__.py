@@ -19,13 +19,7 @@ from colibri_router.adapters.kimi import (
     create_kimi_completion,
     create_kimi_completion_with_tools,
 )
-from colibri_router.adapters.pipeline import (
-    DEFAULT_MAX_TOKENS,
-    Completion,
-    CompletionOptions,
-    complete_prompt,
-    run_completion,
-)
+from colibri_router.adapters.prompt import CompletionOptions, complete_prompt
 from colibri_router.conversation import AnthropicTool, CompletionResult
 from colibri_router.errors import (
     AnthropicApiError,
@@ -40,6 +34,7 @@ from colibri_router.errors import (
     KimiConfigError,
     KimiTimeoutError,
 )
+from colibri_router.pipeline import DEFAULT_MAX_TOKENS, Completion, run_completion
 from colibri_router.providers import BUILTIN, ProviderSpec, load_registry
 from colibri_router.settings import load_settings
 
@@ -48,8 +43,8 @@ PROVIDERS: Mapping[str, ProviderSpec] = BUILTIN
 
 
 def supports_tools(model: str, *, provider: str | None = None) -> bool:
-    """The seed's ``supportsTools(model)``: whether the provider that would serve ``model`` takes tool
-    definitions (every built-in model family does; a config entry may say ``tools = false``)."""
+    """Whether the provider that would serve ``model`` takes tool definitions (every built-in model family
+    does; a config entry may say ``tools = false``)."""
     return load_registry().choose(provider, model, load_settings()).provider.tools
 
 

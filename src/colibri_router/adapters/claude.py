@@ -1,11 +1,12 @@
-"""Anthropic Claude: the same contract surface as the Kimi adapter, over the Messages API."""
+"""Anthropic Claude: the same library functions as the Kimi adapter, over the Messages API
+(docs/python-api.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from colibri_router.adapters.pipeline import CompletionOptions, complete_prompt
+from colibri_router.adapters.prompt import CompletionOptions, complete_prompt
 from colibri_router.conversation import AnthropicTool, CompletionResult
 from colibri_router.providers import BUILTIN
 

@@ -1,4 +1,4 @@
-"""The built-in providers: one entry each, data only (facts and sources: PROVIDER-FACTS.md).
+"""The built-in providers: one entry each, data only (docs/providers.md lists them).
 
 Order matters twice: it is the order of the tool schema's names, and the order in which the
 built-in name patterns (``claims``) are tried when a call names a model but no provider.
@@ -19,7 +19,8 @@ OPENAI_NAMES = (r"gpt-.*", r"chatgpt-.*", r"o1.*", r"o3.*", r"o4.*")
 MISTRAL_NAMES = (r"mistral-.*", r"magistral-.*", r"codestral-.*", r"devstral-.*", r"ministral-.*")
 
 # Moonshot, SiliconFlow and DeepSeek replay reasoning in `reasoning_content` (the default); OpenRouter,
-# Together, Groq and vLLM in `reasoning` (PROVIDER-FACTS.md §7).
+# Together, Groq and vLLM in `reasoning` (docs/providers.md;
+# https://openrouter.ai/docs/use-cases/reasoning-tokens).
 _REASONING_FIELD = HostQuirks(reasoning_field="reasoning")
 
 

@@ -4,6 +4,6 @@ A leaf, so that the registry (needed at start-up, for the hello line) can claim 
 without importing the model profiles (needed only once a call is made).
 """
 
-# Kimi names (PROVIDER-FACTS.md §7.8): `kimi-k2-instruct`, `Kimi-K2-Thinking`, `kimi-k2p5`, `kimi-k2.6`,
-# plus Moonshot's aliases and today's bare `K2-Thinking`.
+# Kimi names as hosts list them (https://models.dev; docs/providers.md): `kimi-k2-instruct`,
+# `Kimi-K2-Thinking`, `kimi-k2p5`, `kimi-k2.6`, plus Moonshot's aliases and today's bare `K2-Thinking`.
 KIMI_SEGMENT = r"(?:moonshot(?:ai)?\.)?(?:kimi[-_.]?k\d|kimi-latest|kimi-thinking-preview|k2[-_.]thinking)"

@@ -1,5 +1,5 @@
 """Message phrases, one table per provider, for conditions a provider marks only in its message text
-(PROVIDER-FACTS.md §8.3). Matched lower-cased, after the structured labels had their say."""
+(docs/errors.md). Matched lower-cased, after the structured labels had their say."""
 
 from __future__ import annotations
 

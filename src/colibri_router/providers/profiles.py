@@ -2,7 +2,7 @@
 
 A profile is chosen by the model's name alone (its last path segment, so ``moonshotai/Kimi-K2.6``
 on OpenRouter and ``accounts/fireworks/models/kimi-k2p6`` on Fireworks are both Kimi). Codecs
-consult it; it never knows the host. Facts: KIMI-FACTS.md, PROVIDER-FACTS.md §1.2, §3.4, §7.8.
+consult it; it never knows the host. The rules: docs/providers.md ("Model rules follow the model").
 """
 
 from __future__ import annotations
@@ -21,18 +21,21 @@ IdRule: TypeAlias = Literal["k2", "mistral9"]
 _KIMI = re.compile(KIMI_SEGMENT, re.I)
 # K2.5 and later reason and must get their reasoning back on tool-call turns: k2.5/k2p5/k2-5 … k3.
 _KIMI_REASONING_VERSION = re.compile(r"k(?:2[-_.p]?[5-9](?![0-9])|[3-9](?![0-9]))", re.I)
-# OpenAI models that always reason: no sampling parameters, `max_completion_tokens` (§1.2). gpt-5-chat
+# OpenAI models that always reason: no sampling parameters, `max_completion_tokens`
+# (https://platform.openai.com/docs/guides/reasoning). gpt-5-chat
 # does not reason; every other gpt-5 name and the o-series do (by default or always).
 _OPENAI_REASONING = re.compile(r"(?:o\d+(?:-.*)?|gpt-5(?!-chat).*)", re.I)
-# `reasoning_effort` values per OpenAI reasoning family, lowest first (§1.2): gpt-5.1 and later mainline
+# `reasoning_effort` values per OpenAI reasoning family, lowest first: gpt-5.1 and later mainline
 # models take "none"; the original gpt-5 family's lowest is "minimal"; the o-series and -pro/-codex
 # variants start at "low".
 _EFFORTS_WITH_NONE = re.compile(r"gpt-5\.\d+(?:-mini|-nano)?", re.I)
 _EFFORTS_WITH_MINIMAL = re.compile(r"gpt-5(?:-mini|-nano)?", re.I)
-# Mistral's adjustable reasoning takes only "none" and "high" (§3.5); magistral always reasons.
+# Mistral's adjustable reasoning takes only "none" and "high"; magistral always reasons
+# (https://docs.mistral.ai/capabilities/reasoning/).
 _MISTRAL_ADJUSTABLE = re.compile(r"mistral-(?:small|medium)-(?:latest|2603|2604|3[-.]5).*", re.I)
 _MAGISTRAL = re.compile(r"magistral-.*", re.I)
-# Mistral's own families and mistral-common tokenizers: tool-call ids of exactly 9 alphanumerics (§3.4).
+# Mistral's own families and mistral-common tokenizers: tool-call ids of exactly 9
+# alphanumerics (Mistral answers 400 code 3280 otherwise: https://github.com/mistralai/mistral-common).
 _MISTRAL = re.compile(r"(?:mistral|magistral|codestral|devstral|ministral|open-mistral|open-mixtral)-.*", re.I)
 
 KIMI_MAX_TOOLS = 128  # Moonshot's documented limit

@@ -159,8 +159,8 @@ _BUILTIN_REGISTRY = Registry(BUILTIN)
 def connect(
     spec: ProviderSpec, api_key: str | None = None, base_url: str | None = None, *, key_option: str | None = None
 ) -> Connection:
-    """Key: option, else the entry's variables (contract I3). URL: option, else its variable, else the
-    entry's default (I4). A required key that is missing is ``<PREFIX>_CONFIG_ERROR``, whose message
+    """Key: option, else the entry's variables (docs/python-api.md). URL: option, else its variable, else
+    the entry's default. A required key that is missing is ``<PREFIX>_CONFIG_ERROR``, whose message
     names ``key_option`` too when the caller has one (the Python API's ``api_key``)."""
     key = api_key or next((value for name in spec.key_envs if (value := variable(name))), None)
     if key is None and spec.key_required:

@@ -28,7 +28,7 @@ ReasoningControl: TypeAlias = Literal["reasoning_effort", "openrouter", "none"]
 
 @dataclass(frozen=True, slots=True)
 class HostQuirks:
-    """How a host deviates from its wire's reference service (facts: PROVIDER-FACTS.md).
+    """How a host deviates from its wire's reference service (docs/providers.md, Host rules).
 
     ``max_tokens_field`` None follows the model (OpenAI reasoning models want ``max_completion_tokens``
     wherever they are served); a host that accepts only one name says which.

@@ -7,7 +7,7 @@ The model call is injected: :func:`run_scenario` and :func:`run_conversation` ta
 Modules, by idea: ``scenario`` (the model and loading), ``expectations`` (the assertion types),
 ``matcher`` (patterns), ``simulate`` (tool answers), ``loop`` (one run), ``runner`` (all runs),
 ``assertions`` and ``judge`` (scoring), ``trajectory`` and ``compare`` (paths through the tools),
-``report``, ``render`` (table, JUnit), ``record`` (record/replay), ``dialogue`` (the seed's API).
+``report``, ``render`` (table, JUnit), ``record`` (record/replay), ``dialogue`` (``run_conversation``).
 """
 
 from colibri_router.testing.assertions import AssertionResult

@@ -1,12 +1,13 @@
-"""The provider-interface seed's ``runConversation``, on the same loop as scenarios.
+"""``run_conversation``: one model, one request, simulated tools, on the same loop as scenarios
+(docs/agent-testing.md).
 
-``run_conversation(model, request, tool_simulations, max_turns=10, caller=...)`` runs one model on
-one request (``{system?, messages, tools?, params?}``: messages in Anthropic shape ending with a user
-turn, tools in Anthropic shape), answers its tool calls from ``tool_simulations`` (``{name,
-responses: [{when, then | error | sequence}], defaultResponse?}``) and returns the seed's result:
-``turns``, ``final_text``, ``all_tool_calls``, ``total_usage``, ``total_latency_ms``, plus why it
-stopped. Unlike the seed, the calls stay in the assistant turn, every call of a step is answered in
-one user turn, a string ``then`` is not JSON-encoded again, and bad arguments are answered, not fatal.
+``run_conversation(model, request, tool_simulations, max_turns=10, caller=...)`` runs one model on one request
+(``{system?, messages, tools?, params?}``: messages in Anthropic shape ending with a user turn, tools in
+Anthropic shape), answers its tool calls from ``tool_simulations`` (``{name, responses: [{when, then | error |
+sequence}], defaultResponse?}``) and returns the conversation: ``turns``, ``final_text``, ``all_tool_calls``,
+``total_usage``, ``total_latency_ms``, plus why it stopped. The calls stay in the assistant turn, every call
+of a step is answered in one user turn, a string ``then`` is not JSON-encoded again, and bad arguments are
+answered, not fatal.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def conversation_scenario(
     tool_simulations: Sequence[ToolSimulation | Mapping[str, Any]],
     max_turns: int,
 ) -> Scenario:
-    """The one-run scenario a seed-style call describes, validated like any scenario."""
+    """The one-run scenario a ``run_conversation`` call describes, validated like any scenario."""
     unknown = set(request) - REQUEST_FIELDS
     if unknown:
         raise InvalidInput(f"request fields {sorted(unknown)} are unknown (known: {sorted(REQUEST_FIELDS)})")

@@ -2,7 +2,7 @@
 
 System + prior messages + the first scripted user turn go to the caller with the scenario's tools and
 params. Each answer is recorded as a step; the assistant turn that carries the calls is appended as
-the caller returned it (calls included, unlike the seed, which dropped them), then ONE user turn of
+the caller returned it (calls included), then ONE user turn of
 ``tool_result`` blocks answering every call of the step, and the model is called again. An answer
 without calls moves to the next scripted turn (switching model when the turn names one); after the
 last, the run ends with ``end_turn``.

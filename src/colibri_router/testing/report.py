@@ -44,7 +44,7 @@ class RunOutcome(BaseModel):
 
 
 class RunReport(ConversationResult, RunOutcome):
-    """One run (a model, a repeat): its outcome, then its conversation (the seed's result fields)."""
+    """One run (a model, a repeat): its outcome, then its conversation (:class:`ConversationResult`'s fields)."""
 
 
 class Latency(BaseModel):

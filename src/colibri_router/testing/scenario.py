@@ -84,7 +84,7 @@ class Response(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _not_a_plain_value(cls, data: Any) -> Any:
-        # The seed's defaultResponse was a plain value: say how to write one rather than list its keys.
+        # A plain-value defaultResponse is a common mistake: say how to write one rather than list its keys.
         if not isinstance(data, Mapping) or not data.keys() & _REPLY_KINDS:
             raise ValueError(_ONE_REPLY)
         return data
@@ -109,7 +109,7 @@ class ResponseRule(Response):
 
 
 class ToolSimulation(BaseModel):
-    """How one tool answers, in the seed's terms: rules tried in order, then ``defaultResponse``."""
+    """How one tool answers, in ``run_conversation``'s terms: rules tried in order, then ``defaultResponse``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -1,6 +1,6 @@
-"""What one run leaves behind: its steps (model calls), its tool calls with their simulated answers,
-and the totals. The names follow the provider-interface seed's ``ConversationResult``: ``turns`` (one
-entry per model call), ``final_text``, ``all_tool_calls``, ``total_usage``, ``total_latency_ms``.
+"""What one run leaves behind: its steps (model calls), its tool calls with their simulated answers, and the
+totals. The names are ``run_conversation``'s (docs/agent-testing.md): ``turns`` (one entry per model
+call), ``final_text``, ``all_tool_calls``, ``total_usage``, ``total_latency_ms``.
 
 Tool calls are kept once, in ``all_tool_calls``, each naming its ``step``; a step does not repeat them.
 """
@@ -70,7 +70,7 @@ class RunError(BaseModel):
 
 
 class ConversationResult(BaseModel):
-    """One run's conversation and totals (the seed's result, extended with why it stopped)."""
+    """One run's conversation and totals (with why it stopped)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,4 +1,4 @@
-"""Tool-call arguments: what a provider sends → the object a host reads (contract I12).
+"""Tool-call arguments: what a provider sends → the object a host reads (docs/tools.md).
 
 Parsing never raises. Arguments that say "nothing" are an empty object, silently: a missing field,
 JSON ``null`` (Cohere sends the text ``"null"`` for a call without parameters), empty or blank text.

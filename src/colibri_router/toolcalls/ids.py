@@ -1,8 +1,9 @@
 """ToolIdStrategy: neutral tool-call IDs for the host, and each wire's own IDs derived from them:
 K2 IDs for Kimi models, Claude-safe IDs for the Anthropic wire, IDs of at most 40 characters for every
-other OpenAI-wire host, and exactly 9 alphanumerics for Mistral models (PROVIDER-FACTS.md §8.1).
+other OpenAI-wire host, and exactly 9 alphanumerics for Mistral models (docs/providers.md).
 
-Why IDs are rewritten at all (see KIMI-FACTS.md, "Tool-call IDs"):
+Why IDs are rewritten at all (Kimi K2's tool-call guidance:
+https://github.com/MoonshotAI/Kimi-K2/blob/main/docs/tool_call_guidance.md):
 
 * Kimi K2's chat template writes every tool-call ID back into the prompt verbatim, and the model
   imitates what it sees. It was trained on ``functions.{name}:{idx}`` with ``idx`` counting the calls

@@ -1,8 +1,8 @@
 """Cohere v2 chat codec: our conversation ⇄ ``POST {base}/v2/chat`` JSON. Pure, no I/O.
 
-Facts and sources: PROVIDER-FACTS.md §4. Rules handled here once:
+Sources: https://docs.cohere.com/reference/chat. Rules handled here once:
 - ``tool_choice`` takes only ``REQUIRED`` or ``NONE`` (auto is the field left out); a named tool is
-  sent as that tool alone plus ``REQUIRED`` (Q-cohere-toolchoice);
+  sent as that tool alone plus ``REQUIRED``;
 - the ``tool_plan`` (the model's narration before calling tools) and thinking content come back as
   reasoning; both are replayed to Cohere in their own fields, marked as Cohere's with a
   :class:`ProviderState`, and never to another provider as anything but reasoning text;

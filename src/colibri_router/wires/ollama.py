@@ -1,10 +1,10 @@
 """Ollama native chat codec: our conversation ⇄ ``POST {host}/api/chat`` JSON (NDJSON stream). Pure, no I/O.
 
-Facts and sources: PROVIDER-FACTS.md §5. Rules handled here once:
+Sources: https://docs.ollama.com/api/chat. Rules handled here once:
 - ``OLLAMA_HOST`` may be a bare ``host[:port]`` (Ollama's own clients add ``http://`` and port 11434)
   or a URL (kept as it is); a key is sent only when one is set (Ollama's cloud);
 - ``options.num_ctx`` is always sent, sized to the request: without it Ollama silently truncates a
-  long prompt to its default window (Q-ollama-truncation); an answer whose prompt count is far below
+  long prompt to its default window; an answer whose prompt count is far below
   the request's size is flagged;
 - there is no ``tool_choice``: ``none`` sends no tools, ``required`` and a named tool become a user
   nudge with a warning;

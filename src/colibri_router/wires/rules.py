@@ -23,7 +23,7 @@ THINKING_BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
 
 def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     """Tools as ``{"type": "function", "function": {...}}`` (OpenAI's shape, which Cohere and Ollama
-    share). Contract I19: the JSON schema goes through untouched as ``parameters``."""
+    share). The JSON schema goes through untouched as ``parameters``."""
     encoded = []
     for tool in tools:
         function: dict[str, Any] = {"name": tool.name}

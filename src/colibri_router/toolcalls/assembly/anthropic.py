@@ -26,8 +26,8 @@ def _index(payload: dict[str, Any]) -> int:
 
 class _Field:
     """A string field of a content block that may arrive whole in ``content_block_start``, as deltas,
-    or both. Kimi's Anthropic endpoint sends tool input in the start AND replays it as deltas
-    (seeds/kimi-streaming-tool-args.md), so deltas win when any arrived and the two are never joined;
+    or both. Kimi's Anthropic endpoint sends tool input in the start AND replays it as deltas,
+    so deltas win when any arrived and the two are never joined;
     every field follows that rule so a replay can never duplicate text either."""
 
     __slots__ = ("_deltas", "_start")

@@ -1,10 +1,10 @@
 """Cohere v2 chat stream events → one v2 chat response body.
 
-The stream is SSE with real event names (PROVIDER-FACTS.md §4.3): ``message-start``, then content
-blocks (``content-start``/``-delta``/``-end``, text or thinking, by ``index``), the ``tool_plan`` in
-``tool-plan-delta`` events, tool calls (``tool-call-start`` whose ``tool_calls`` is ONE object, then
-argument fragments in ``tool-call-delta``, by their own ``index``), and ``message-end`` with the
-finish reason and usage, which ends it. Citation and debug events carry nothing the router keeps.
+The stream is SSE with real event names (https://docs.cohere.com/reference/chat-stream): ``message-start``,
+then content blocks (``content-start``/``-delta``/``-end``, text or thinking, by ``index``), the ``tool_plan``
+in ``tool-plan-delta`` events, tool calls (``tool-call-start`` whose ``tool_calls`` is ONE object, then
+argument fragments in ``tool-call-delta``, by their own ``index``), and ``message-end`` with the finish reason
+and usage, which ends it. Citation and debug events carry nothing the router keeps.
 """
 
 from __future__ import annotations

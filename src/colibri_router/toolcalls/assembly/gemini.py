@@ -1,11 +1,11 @@
 """Gemini ``streamGenerateContent?alt=sse`` events → one ``GenerateContentResponse`` body.
 
-Every event is itself a GenerateContentResponse holding what was produced since the previous one:
-text and thought summaries arrive in pieces, a ``functionCall`` part arrives whole. The stream has no
-terminator (PROVIDER-FACTS.md §2.3): it is complete once the candidate carries a ``finishReason``, or
-once the prompt itself was blocked (``promptFeedback.blockReason`` and no candidate at all).
-``usageMetadata`` is a running total repeated on most events: the last one wins, and an event without
-it leaves the tally alone (Q-gemini-cumulative-usage).
+Every event is itself a GenerateContentResponse holding what was produced since the previous one: text and
+thought summaries arrive in pieces, a ``functionCall`` part arrives whole. The stream has no terminator
+(https://ai.google.dev/api/generate-content): it is complete once the candidate carries a ``finishReason``, or
+once the prompt itself was blocked (``promptFeedback.blockReason`` and no candidate at all). ``usageMetadata``
+is a running total repeated on most events: the last one wins, and an event without it leaves the tally alone
+(the same page).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Ollama ``/api/chat`` NDJSON lines → the one chat response a non-streamed call returns.
 
-Each line is a whole JSON object (PROVIDER-FACTS.md §5.3): ``message.thinking`` and
-``message.content`` in pieces, ``message.tool_calls`` whole (a call never spans lines), and a last
-line with ``done: true``, ``done_reason`` and the token counts. A failure after the 200 arrives as a
-line ``{"error": "..."}`` (Q-ollama-ndjson-error).
+Each line is a whole JSON object (https://github.com/ollama/ollama/blob/main/docs/api/streaming.mdx):
+``message.thinking`` and ``message.content`` in pieces, ``message.tool_calls`` whole (a call never spans
+lines), and a last line with ``done: true``, ``done_reason`` and the token counts. A failure after the 200
+arrives as a line ``{"error": "..."}`` (https://github.com/ollama/ollama/blob/main/docs/api/errors.mdx).
 """
 
 from __future__ import annotations

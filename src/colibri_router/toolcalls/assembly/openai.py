@@ -1,6 +1,6 @@
 """OpenAI chat-completion chunks (every OpenAI-compatible host) → one ``chat.completion`` body.
 
-Tolerates the streaming quirks of KIMI-FACTS.md and PROVIDER-FACTS.md §8.4: reasoning as
+Tolerates the streaming quirks of the OpenAI-compatible hosts (docs/providers.md, Host rules): reasoning as
 ``reasoning_content`` or ``reasoning``, Mistral's list-of-chunks ``content``, Groq's ``x_groq.usage``,
 an ``id`` of ``"null"``, deltas without ``index``, and OpenRouter's ``finish_reason: "error"``.
 """

@@ -1,9 +1,9 @@
 """Gemini ``generateContent`` codec: our conversation ⇄ Gemini's REST JSON (v1beta). Pure, no I/O.
 
-Facts and sources: PROVIDER-FACTS.md §2. The request is built in :mod:`.contents` (history) and
-:mod:`.thinking` (``reasoning``); answers are read in :mod:`.response`, errors in :mod:`.failures`.
-Calls stream from ``{base}/models/{model}:streamGenerateContent?alt=sse`` (without ``alt=sse`` the
-stream is one JSON array no SSE reader sees).
+Sources: https://ai.google.dev/api/generate-content. The request is built in :mod:`.contents` (history) and
+:mod:`.thinking` (``reasoning``); answers are read in :mod:`.response`, errors in :mod:`.failures`. Calls
+stream from ``{base}/models/{model}:streamGenerateContent?alt=sse`` (without ``alt=sse`` the stream is one
+JSON array no SSE reader sees).
 """
 
 from __future__ import annotations

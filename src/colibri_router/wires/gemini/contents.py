@@ -1,6 +1,7 @@
 """Our conversation → Gemini ``contents`` (roles ``user``/``model``), checked the way Gemini checks it.
 
-Gemini rejects histories other services accept (PROVIDER-FACTS.md §2.2, §2.5), so the history is
+Gemini rejects histories other services accept (https://ai.google.dev/gemini-api/docs/function-calling,
+https://ai.google.dev/gemini-api/docs/thought-signatures), so the history is
 shaped here to what it validates:
 - consecutive turns of one role become one content, and a function-call turn always follows a user
   or function-response turn (a history that opens with calls gets a short user turn first);

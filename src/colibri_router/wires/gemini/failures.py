@@ -1,4 +1,4 @@
-"""Gemini error bodies → :class:`UpstreamError` (PROVIDER-FACTS.md §2.7, Q-gemini-* 15, 16, 46).
+"""Gemini error bodies → :class:`UpstreamError` (https://ai.google.dev/gemini-api/docs/troubleshooting).
 
 The body is ``{"error": {"code", "message", "status", "details": [...]}}``, sometimes wrapped in a
 one-element array. The typed ``details`` decide what the status alone cannot:
@@ -67,7 +67,7 @@ def read_error(status: int, headers: Mapping[str, str], raw: bytes) -> UpstreamE
 
 def _error_object(data: object) -> dict[str, Any] | None:
     if isinstance(data, list) and len(data) == 1:
-        data = data[0]  # Q-gemini-array-error: [{"error": {...}}]
+        data = data[0]  # sometimes a one-element array: [{"error": {...}}]
     error = data.get("error") if isinstance(data, dict) else None
     return error if isinstance(error, dict) else None
 

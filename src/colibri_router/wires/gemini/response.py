@@ -1,13 +1,13 @@
 """A GenerateContentResponse (non-streamed, or rebuilt by the stream assembler) → our :class:`AssistantTurn`.
 
-Gemini has no tool-call finish reason: a turn with calls ends ``STOP``, so calls make it ``tool_use``.
-Some endings are failures, not answers (PROVIDER-FACTS.md §2.3, §2.6): a prompt blocked before any
+Gemini has no tool-call finish reason: a turn with calls ends ``STOP``, so calls make it ``tool_use``. Some
+endings are failures, not answers (https://ai.google.dev/api/generate-content): a prompt blocked before any
 candidate (HTTP 200, ``promptFeedback.blockReason``) and a function call the model could not form
-(``MALFORMED_FUNCTION_CALL`` and its kin) raise the provider's API error, never an empty success.
-A blocked prompt is a content refusal (kind ``CONTENT_FILTERED``, not retried, and a fallback chain
-stops there): the same prompt would be blocked again. Google's ``BlockReason`` values are ``SAFETY``,
-``OTHER``, ``BLOCKLIST``, ``PROHIBITED_CONTENT`` and ``IMAGE_SAFETY`` on the Gemini API, and Vertex adds
-``MODEL_ARMOR`` and ``JAILBREAK``; any reason at all means the prompt was refused, so none is listed.
+(``MALFORMED_FUNCTION_CALL`` and its kin) raise the provider's API error, never an empty success. A blocked
+prompt is a content refusal (kind ``CONTENT_FILTERED``, not retried, and a fallback chain stops there): the
+same prompt would be blocked again. Google's ``BlockReason`` values are ``SAFETY``, ``OTHER``, ``BLOCKLIST``,
+``PROHIBITED_CONTENT`` and ``IMAGE_SAFETY`` on the Gemini API, and Vertex adds ``MODEL_ARMOR`` and
+``JAILBREAK``; any reason at all means the prompt was refused, so none is listed.
 """
 
 from __future__ import annotations

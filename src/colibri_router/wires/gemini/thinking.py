@@ -1,9 +1,9 @@
 """``reasoning`` → Gemini's ``generationConfig.thinkingConfig``, by model family.
 
-Gemini 3 takes named ``thinkingLevel`` values and cannot switch thinking off (its lowest level is the
-closest to off); Gemini 2.5 takes a ``thinkingBudget`` in tokens, where 0 switches thinking off on the
-Flash models and Pro refuses 0 (PROVIDER-FACTS.md §2.2). Which family takes which values is the table
-below; a model it does not know gets no ``thinkingConfig``. Whatever a model cannot honour, the call
+Gemini 3 takes named ``thinkingLevel`` values and cannot switch thinking off (its lowest level is the closest
+to off); Gemini 2.5 takes a ``thinkingBudget`` in tokens, where 0 switches thinking off on the Flash models
+and Pro refuses 0 (https://ai.google.dev/gemini-api/docs/thinking). Which family takes which values is the
+table below; a model it does not know gets no ``thinkingConfig``. Whatever a model cannot honour, the call
 still goes out, with a warning saying what was sent.
 """
 

@@ -63,7 +63,7 @@ class OpenAICodec:
             else:
                 warnings.append(f"temperature not sent: {request.model} accepts only its default")
         repairs: tuple[str, ...] = ()
-        if request.tools:  # I10: no tools key at all for an empty list
+        if request.tools:  # no tools key at all for an empty list
             tool_warnings, repairs = self._encode_tools(request, body, messages)
             warnings.extend(tool_warnings)
         warnings.extend(self._encode_reasoning(request, body))

@@ -32,7 +32,7 @@ def encode_messages(
     reasoning_field: str | None = "reasoning_content",
     bridge_user_after_tool: bool = False,
 ) -> list[dict[str, Any]]:
-    """System prompt as a leading ``system`` message (I18); tool results as ``tool`` messages.
+    """System prompt as a leading ``system`` message; tool results as ``tool`` messages.
 
     ``reasoning_field`` names the field assistant reasoning is replayed in (None: never replayed).
     ``bridge_user_after_tool`` puts a short assistant message between a tool message and a user one.

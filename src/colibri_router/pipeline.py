@@ -1,38 +1,31 @@
 """The one path every completion takes: encode → exchange (with retries, within the deadline) →
 decode → log. A call plugs in a codec (pure: wire + provider + model profile) and a connection
 (where its key and URL come from); nothing here names a provider.
+
+The router runs every HTTP provider through :func:`run_completion`; the library functions of
+``colibri_router.adapters`` (``create_kimi_completion``...) are a thin facade over it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 import anyio
 import httpx
 
 from colibri_router import observability
 from colibri_router.clients import shared_client
-from colibri_router.conversation import (
-    AnthropicTool,
-    AssistantTurn,
-    CompletionRequest,
-    CompletionResult,
-    render_content,
-    tool_specs,
-    user_prompt,
-)
+from colibri_router.conversation import AssistantTurn, CompletionRequest, CompletionResult, render_content
 from colibri_router.deadlines import within
-from colibri_router.errors import ApiError, ColibriError, InvalidRequestError, MalformedResponse
+from colibri_router.errors import ApiError, ColibriError, MalformedResponse
 from colibri_router.logs import get_logger
 from colibri_router.progress import CallProgress
-from colibri_router.providers import Connection, ProviderSpec, connect
+from colibri_router.providers import Connection
 from colibri_router.retry import Deadline, Retries, RetryPolicy, Sleep
-from colibri_router.settings import load_settings
 from colibri_router.transport import exchange
-from colibri_router.wires import Dialect, WireCodec, codec_for_call
+from colibri_router.wires import Dialect, WireCodec
 
 DEFAULT_MAX_TOKENS = 1024
 
@@ -141,53 +134,3 @@ def _log_success(label: str, turn: AssistantTurn, latency_ms: int, log: Callable
         log(line)
     else:
         get_logger().info(line)
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CompletionOptions:
-    """Per-call options of the contract functions; every field optional (contract §1, I14)."""
-
-    model: str | None = None
-    max_tokens: int | None = None
-    system_prompt: str | None = None
-    api_key: str | None = None
-    base_url: str | None = None
-    http_client: httpx.AsyncClient | None = None
-    logger: Callable[[str], None] | None = None
-    sleep: Callable[[float], Awaitable[None]] | None = None
-    timeout_s: float | None = None
-
-
-async def complete_prompt(
-    provider: ProviderSpec,
-    prompt: str,
-    tools: Sequence[AnthropicTool] | Sequence[Mapping[str, Any]],
-    options: CompletionOptions | None,
-    *,
-    default_model: str | None = None,
-) -> CompletionResult:
-    """The contract functions' shared body: settings are read now (I2), never at import."""
-    options = options or CompletionOptions()
-    settings = load_settings()
-    connection = connect(provider, options.api_key, options.base_url, key_option="api_key in the options")
-    model = options.model or default_model or provider.default_model
-    if model is None:
-        raise InvalidRequestError(f"provider {provider.name!r} has no default model: pass options.model")
-    request = CompletionRequest(
-        model=model,
-        messages=user_prompt(prompt),
-        max_tokens=options.max_tokens if options.max_tokens is not None else DEFAULT_MAX_TOKENS,
-        system=options.system_prompt,
-        tools=tool_specs(tools),
-    )
-    completion = await run_completion(
-        codec_for_call(provider, model, settings),
-        request,
-        connection,
-        deadline=Deadline.after(options.timeout_s or settings.timeout_s),
-        progress=CallProgress(provider.name),
-        client=options.http_client,
-        sleep=options.sleep or anyio.sleep,
-        log=options.logger,
-    )
-    return completion.contract_result()
