@@ -4,6 +4,8 @@ a window's edge included, is still caught, and a whole file of one line is read 
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from secrets_corpus import corpus
@@ -20,7 +22,7 @@ def test_the_windows_cover_the_line_and_overlap_by_overlap(length: int) -> None:
     windows = list(_windows(line))
     assert windows[0][0] == 0
     assert windows[-1][0] + len(windows[-1][1]) == length
-    for (start, piece), (next_start, _) in zip(windows, windows[1:], strict=False):
+    for (start, piece), (next_start, _) in itertools.pairwise(windows):
         assert piece == line[start : start + WINDOW]
         assert start + len(piece) - next_start == OVERLAP
 
