@@ -26,6 +26,7 @@ from colibri_router.conversation import (
 )
 from colibri_router.errors import InvalidRequestError, MalformedResponse
 from colibri_router.providers import ProviderSpec, profile_for
+from colibri_router.token_estimate import request_tokens
 from colibri_router.toolcalls.assembly.base import StreamCutError, StreamErrorEvent
 from colibri_router.toolcalls.assembly.ollama import OllamaStreamAssembler
 from colibri_router.wires.base import Dialect
@@ -34,7 +35,6 @@ from colibri_router.wires.ollama import (
     ERROR_RESULT_PREFIX,
     MIN_CONTEXT,
     OllamaCodec,
-    estimated_tokens,
     make_codec,
     normalize_host,
 )
@@ -192,9 +192,9 @@ def test_the_estimate_counts_every_part_of_the_prompt() -> None:
         assistant(Thinking("b" * 30), ToolCall("c1", "f", {"k": "c" * 21})),
         user(ToolResult("c1", "d" * 30)),
     )
-    base = estimated_tokens(request(*history))
+    base = request_tokens(request(*history))
 
-    assert estimated_tokens(request(*history, system="e" * 300)) == base + 100
+    assert request_tokens(request(*history, system="e" * 300)) == base + 100
     assert base == (30 + 30 + len("f") + len(json.dumps({"k": "c" * 21})) + 30 + 2) // 3
 
 
