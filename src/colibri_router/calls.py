@@ -29,8 +29,8 @@ from colibri_router.progress import Notify
 from colibri_router.providers import Choice
 from colibri_router.router import route
 from colibri_router.schema import InputMessage, RouterCallInput, RouterCallResult
-from colibri_router.settings import Settings, load_settings
-from colibri_router.store import Store, StoreError
+from colibri_router.settings import load_settings
+from colibri_router.store import StoreError
 
 NEW_THREAD = "new"
 # How long a call on a thread waits for another call on the same thread to finish.
@@ -84,19 +84,20 @@ async def _serve(
 
 
 async def _with_thread(call: _Call, client: httpx.AsyncClient | None, notify: Notify | None) -> RouterCallResult:
-    args, store = call.args, call.store
+    args, ledger = call.args, call.ledger
+    store, principal = ledger.store, ledger.principal
     if args.thread_id is None or store is None:
-        return await route(args, client=client, notify=notify, admit=call.admit, settings=call.settings)
+        return await route(args, client=client, notify=notify, admit=call.admit, settings=ledger.settings)
     new_turns = args.new_turns()
     async with AsyncExitStack() as stack:
         lease, history = None, []
         if args.thread_id != NEW_THREAD:
-            lease = await stack.enter_async_context(store.claim_thread(args.thread_id, call.principal, THREAD_WAIT_S))
-            history = (await store.load_thread(args.thread_id, call.principal)).messages
+            lease = await stack.enter_async_context(store.claim_thread(args.thread_id, principal, THREAD_WAIT_S))
+            history = (await store.load_thread(args.thread_id, principal)).messages
         conversation = [InputMessage.model_validate(turn) for turn in [*history, *new_turns]]
         routed = args.model_copy(update={"messages": conversation, "prompt": None, "thread_id": None})
         call.thread_id = None if lease is None else args.thread_id
-        result = await route(routed, client=client, notify=notify, admit=call.admit, settings=call.settings)
+        result = await route(routed, client=client, notify=notify, admit=call.admit, settings=ledger.settings)
         assistant = (
             result.message.model_dump()
             if result.message
@@ -104,17 +105,17 @@ async def _with_thread(call: _Call, client: httpx.AsyncClient | None, notify: No
         )
         try:
             if lease is None:
-                call.thread_id = await store.create_thread(call.principal, result.provider, result.model)
+                call.thread_id = await store.create_thread(principal, result.provider, result.model)
             await store.append_turns(
                 call.thread_id or "",
-                call.principal,
+                principal,
                 [*new_turns, assistant],
                 result.provider,
                 result.model,
                 lease=lease,
             )
         except StoreError as error:
-            call.ledger.store_failed("the thread", error)
+            ledger.store_failed("the thread", error)
         # The thread holds the turn: the host sends only what is new next time.
         return result.model_copy(update={"thread_id": call.thread_id, "message": None})
 
@@ -127,18 +128,6 @@ class _Call:
     ledger: Ledger
     thread_id: str | None = None
     started: datetime = field(default_factory=lambda: datetime.now(UTC))
-
-    @property
-    def settings(self) -> Settings:
-        return self.ledger.settings
-
-    @property
-    def store(self) -> Store | None:
-        return self.ledger.store
-
-    @property
-    def principal(self) -> str:
-        return self.ledger.principal
 
     async def admit(self, choice: Choice, request: CompletionRequest) -> list[str]:
         """Before an attempt is sent: the call's own cost cap, then (once) the budgets' reservation."""
@@ -159,5 +148,7 @@ class _Call:
 
     async def close(self, result: RouterCallResult | None, error: ColibriError | None) -> None:
         """Write the ledger row (settling the reservation, if any). Never raises a store failure."""
+        if self.ledger.store is None:
+            return  # no ledger, no row (and no row was announced)
         row = self.ledger.row(self.args, result, error, started=self.started, thread_id=self.thread_id)
         await self.ledger.write([row], "the ledger row")

@@ -91,18 +91,25 @@ class Plan:
 async def plan(args: RouterCallInput, choice: Choice, settings: Settings) -> Plan:
     """The request ``args`` becomes for ``choice``: what a service prices before the call, and (handed
     back to :func:`route` as ``planned``) what is then sent. Raises what would refuse it unsent."""
+    request, warnings = await _request_for(args, choice, settings)
+    return Plan(choice, request, tuple(warnings))
+
+
+async def _request_for(
+    args: RouterCallInput, choice: Choice, settings: Settings
+) -> tuple[CompletionRequest, list[str]]:
     provider = choice.provider
     if provider.subscription:
         request, warnings = build_request(args, choice.model, tools_allowed=False)
         if provider.agent is not None:
             request = paths_for_agent(request, args.reading)
-        return Plan(choice, request, tuple(warnings))
+        return request, warnings
     request, warnings = build_request(args, choice.model)
     check_context(args, choice, request, settings)
     if has_media(request):
         request, media_warnings = await anyio.to_thread.run_sync(fit_media, request, choice)
         warnings.extend(media_warnings)
-    return Plan(choice, request, tuple(warnings))
+    return request, warnings
 
 
 async def route(
@@ -302,10 +309,10 @@ async def _subscription(call: _Call, choice: Choice) -> _Answer:
 
 async def _planned(call: _Call, choice: Choice) -> tuple[CompletionRequest, list[str]]:
     """The attempt's request: the caller's plan for this model, or one made now."""
-    planned = call.planned if call.planned is not None and call.planned.choice == choice else None
-    if planned is None:
-        planned = await plan(call.args, choice, call.settings)
-    return planned.request, list(planned.warnings)
+    planned = call.planned
+    if planned is not None and planned.choice == choice:
+        return planned.request, list(planned.warnings)
+    return await _request_for(call.args, choice, call.settings)
 
 
 def _optional(*warnings: str | None) -> list[str]:

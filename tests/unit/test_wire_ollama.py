@@ -186,6 +186,15 @@ def test_num_ctx_grows_with_the_request_and_never_goes_below_4096() -> None:
     assert large == 10_000 + 2000
 
 
+def test_num_ctx_is_the_one_request_estimate_tools_included() -> None:
+    # The window asked of Ollama is sized by the same estimate a budget reserves (it errs high).
+    prompt = user(Text("x" * 15_000))
+    sized = request(prompt, tools=(WEATHER, TIME), max_tokens=1000)
+    body = encode(prompt, tools=(WEATHER, TIME), max_tokens=1000).body
+    assert body["options"]["num_ctx"] == request_tokens(sized) + 1000
+    assert request_tokens(sized) > request_tokens(request(prompt))  # the tools' definitions count
+
+
 def test_the_estimate_counts_every_part_of_the_prompt() -> None:
     history = (
         user(Text("a" * 30)),
