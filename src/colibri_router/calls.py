@@ -7,7 +7,9 @@ Budgets reserve each call's worst case before anything is sent and settle it wit
 ledger row is written in a shielded cleanup, so a cancelled call still has one. A database the call
 needs before anything is sent (its thread, a budget reservation) that cannot be reached fails the call
 with a ``STORE_UNAVAILABLE``-kind error; one needed only afterwards (the ledger row, storing the answer)
-never breaks a call: the result says so in a warning and the log names the path.
+never breaks a call: the result says so in a warning and the log names the path. The accounting
+itself (limits, reservation, rows, store failures) is :mod:`colibri_router.accounting`'s, shared
+with every service that asks the router.
 """
 
 from __future__ import annotations
@@ -131,7 +133,7 @@ class _Call:
 
     async def admit(self, choice: Choice, request: CompletionRequest) -> list[str]:
         """Before an attempt is sent: the call's own cost cap, then (once) the budgets' reservation."""
-        if self.args.max_cost_usd is None and not self.ledger.budgeted:
+        if self.args.max_cost_usd is None and not self.ledger.limits.by_scope():
             return []  # nothing to check: no price lookup on the plain path
         warnings: list[str] = []
         worst = worst_case(choice, request)

@@ -96,8 +96,11 @@ async def plan(args: RouterCallInput, choice: Choice, settings: Settings) -> Pla
 
 
 async def _request_for(
-    args: RouterCallInput, choice: Choice, settings: Settings
+    args: RouterCallInput, choice: Choice, settings: Settings, planned: Plan | None = None
 ) -> tuple[CompletionRequest, list[str]]:
+    """The attempt's request: the caller's plan when it is for this model, else one made now."""
+    if planned is not None and planned.choice == choice:
+        return planned.request, list(planned.warnings)
     provider = choice.provider
     if provider.subscription:
         request, warnings = build_request(args, choice.model, tools_allowed=False)
@@ -247,7 +250,7 @@ async def _over_api(call: _Call, choice: Choice) -> _Answer:
     """An HTTP provider: the codec, one transport, the bundled prices."""
     provider, model = choice.provider, choice.model
     connection = connect(provider)
-    request, warnings = await _planned(call, choice)
+    request, warnings = await _request_for(call.args, choice, call.settings, call.planned)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
     codec = codec_for_call(provider, model, call.settings)
@@ -288,7 +291,7 @@ async def _subscription(call: _Call, choice: Choice) -> _Answer:
             f"{provider.name} is refused over HTTP: it would run on the server's own login for every caller "
             "(the server may allow it with COLIBRI_HTTP_AGENT_CLI=1)"
         )
-    request, warnings = await _planned(call, choice)
+    request, warnings = await _request_for(call.args, choice, call.settings, call.planned)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
     progress = CallProgress(provider.name, call.notify)
@@ -305,14 +308,6 @@ async def _subscription(call: _Call, choice: Choice) -> _Answer:
     turn = await (complete() if call.notify is None else with_heartbeat(progress, complete))
     latency_ms = round((time.monotonic() - progress.started_at) * 1000)
     return _Answer(request, turn, latency_ms, progress.ttft_ms, cost, "subscription" if agent else "host", warnings)
-
-
-async def _planned(call: _Call, choice: Choice) -> tuple[CompletionRequest, list[str]]:
-    """The attempt's request: the caller's plan for this model, or one made now."""
-    planned = call.planned
-    if planned is not None and planned.choice == choice:
-        return planned.request, list(planned.warnings)
-    return await _request_for(call.args, choice, call.settings)
 
 
 def _optional(*warnings: str | None) -> list[str]:
