@@ -14,14 +14,14 @@ from dataclasses import replace
 import anyio
 
 from colibri_router.context import DEFAULT_CONTEXT_TOKENS, Reading, gather
-from colibri_router.context.reading import estimate_tokens_of, media_tokens
-from colibri_router.conversation import CompletionRequest, Media, Text, ToolResult
+from colibri_router.conversation import CompletionRequest, Text
 from colibri_router.errors import InvalidRequestError
 from colibri_router.pricing import context_window
 from colibri_router.providers import Choice
 from colibri_router.schema import FileReadOut, InputMessage, RouterCallInput
 from colibri_router.session import current_session
 from colibri_router.settings import Settings
+from colibri_router.token_estimate import request_tokens
 
 LARGEST_NAMED = 3  # files named in a context-limit refusal
 
@@ -97,19 +97,3 @@ def _limit(choice: Choice, request: CompletionRequest, settings: Settings) -> tu
         source = f"{choice.model}'s context window {window} minus max_tokens; COLIBRI_CONTEXT_MAX_TOKENS overrides it"
         return max(1, window - request.max_tokens), source
     return DEFAULT_CONTEXT_TOKENS, "the default when the model's window is unknown; set COLIBRI_CONTEXT_MAX_TOKENS"
-
-
-def request_tokens(request: CompletionRequest) -> int:
-    """The request's input, estimated from its text (files included) and its images and PDFs."""
-    chars = len(request.system or "")
-    media = 0
-    for message in request.messages:
-        for part in message.parts:
-            if isinstance(part, Text):
-                chars += len(part.text)
-            elif isinstance(part, ToolResult):
-                chars += len(part.content)
-                media += sum(media_tokens(item) for item in part.media)
-            elif isinstance(part, Media):
-                media += media_tokens(part)
-    return estimate_tokens_of(chars) + media

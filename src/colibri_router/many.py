@@ -20,32 +20,29 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 import anyio
 import httpx
 
 from colibri_router import observability
+from colibri_router.accounting import Ledger, worst_case
 from colibri_router.attachments import files_read_of, with_files
 from colibri_router.callers import local_principal
-from colibri_router.calls import Accounting, estimated_input_tokens
 from colibri_router.context import Reading
-from colibri_router.conversation import CompletionRequest, Message, Text
-from colibri_router.errors import ColibriError, ConfigError, CostCapError, DeadlineError, InvalidRequestError
-from colibri_router.logs import get_logger
+from colibri_router.errors import ColibriError, CostCapError, DeadlineError, InvalidRequestError
 from colibri_router.many_judge import JUDGE_SYSTEM, LABELS, agreement, judge_prompt
 from colibri_router.many_progress import ManyProgress, Notify
 from colibri_router.outcomes import error_structured
-from colibri_router.pipeline import DEFAULT_MAX_TOKENS
-from colibri_router.pricing import worst_case_cost
 from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.providers.placing import UnknownModelError, refusal
 from colibri_router.retry import Deadline
-from colibri_router.router import build_request, route
+from colibri_router.router import Plan, plan, route
 from colibri_router.schema import Attempt, RouterCallInput, RouterCallResult
 from colibri_router.schema_many import SUMMARY_CHARS, Answer, Failure, RouterAskManyInput, RouterAskManyResult, Verdict
 from colibri_router.settings import Settings, load_settings
-from colibri_router.store import BudgetLimits, LedgerRow, Reservation, Store, StoreError, shared_store, usd_to_micro
+from colibri_router.store import LedgerRow, StoreError
 
 Outcome = RouterCallResult | ColibriError
 
@@ -59,6 +56,7 @@ class _Asked:
     choice: Choice | None
     failure: ColibriError | None = None  # it could not even be resolved
     judging: bool = False
+    planned: Plan | None = None  # the request priced before anything was sent, sent as it is
     outcome: Outcome | None = None
     row: LedgerRow | None = None
 
@@ -66,14 +64,24 @@ class _Asked:
 @dataclass
 class _Run:
     args: RouterAskManyInput
-    settings: Settings
-    store: Store | None
-    principal: str
+    ledger: Ledger
     deadline: Deadline
     client: httpx.AsyncClient | None
     progress: ManyProgress
     reading: Reading | None = None  # the files every model was sent
-    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def settings(self) -> Settings:
+        return self.ledger.settings
+
+    @property
+    def principal(self) -> str:
+        return self.ledger.principal
+
+    @property
+    def warnings(self) -> list[str]:
+        """The result's own warnings (a store's failures among them), in the order they arose."""
+        return self.ledger.warnings
 
 
 async def ask_many(
@@ -88,14 +96,7 @@ async def ask_many(
     # The files are read once, before anything is priced or sent: every model gets the same turn, and
     # their worst cases count it. The judge sees the question as asked, without the files' text.
     expanded = await with_files(args, settings)
-    store = shared_store(settings)
-    limits = BudgetLimits.from_usd(
-        daily=settings.budget_daily_usd,
-        monthly=settings.budget_monthly_usd,
-        daily_per_principal=settings.budget_daily_usd_per_user,
-    )
-    if store is None and limits.by_scope():
-        raise ConfigError("COLIBRI_BUDGET_* need the store (the ledger), and COLIBRI_STORE is off")
+    ledger = Ledger.open(settings, principal or local_principal())
     registry = load_registry()
     models = [_resolve(expanded, name, registry, settings) for name in args.models]
     judge = None if args.judge is None else _resolve(args, args.judge, registry, settings, judging=True)
@@ -104,15 +105,13 @@ async def ask_many(
     total = len(models) + (judge is not None)
     run = _Run(
         args,
-        settings,
-        store,
-        principal or local_principal(),
+        ledger,
         Deadline.after(args.timeout_s or settings.timeout_s),
         client,
         ManyProgress(notify, total),
         reading=expanded.reading,
     )
-    reservation = await _admit(run, models, judge, limits)
+    await _admit(run, models, judge)
     answered: list[_Asked] = []
     try:
         async with anyio.create_task_group() as beats:
@@ -132,9 +131,8 @@ async def ask_many(
     finally:
         with anyio.CancelScope(shield=True):
             # Only the calls that started have a row: a judge never asked costs nothing.
-            await _write_ledger(
-                run, [asked for asked in [*models, *([judge] if judge else [])] if asked.row], reservation
-            )
+            rows = [asked.row for asked in [*models, *([judge] if judge else [])] if asked.row]
+            await ledger.write(rows, "the ledger rows")
     if not answered:
         raise _all_failed(models)
     return _result(run, models, judge, answered, started)
@@ -184,27 +182,29 @@ def _refuse_duplicates(models: Sequence[_Asked]) -> None:
         seen[key] = asked.name
 
 
-async def _admit(run: _Run, models: Sequence[_Asked], judge: _Asked | None, limits: BudgetLimits) -> Reservation | None:
+async def _admit(run: _Run, models: Sequence[_Asked], judge: _Asked | None) -> None:
     """The worst case of every call this one will make, against max_cost_usd and the budgets, before
-    any is sent. Returns the budget reservation (one, for the whole amount)."""
+    any is sent, reserved in the budgets as one amount. Each model's request is priced as the router
+    plans it, and that plan is what is sent."""
     args = run.args
-    if args.max_cost_usd is None and not limits.by_scope():
-        return None  # nothing to check: no price lookup on the plain path
-    max_tokens = args.max_tokens or DEFAULT_MAX_TOKENS
+    if args.max_cost_usd is None and not run.ledger.budgeted:
+        return  # nothing to check: no price lookup on the plain path
     costs: list[tuple[str, float | None]] = []
+    answers_tokens = 0
     for asked in models:
         if asked.choice is None:
             continue
         try:
-            request, _ = build_request(asked.call, asked.choice.model)
+            asked.planned = await plan(asked.call, asked.choice, run.settings)
         except ColibriError:
             continue  # refused before sending: it costs nothing
-        costs.append((asked.name, _worst(asked.choice, request)))
+        costs.append((asked.name, worst_case(asked.choice, asked.planned.request)))
+        answers_tokens += asked.planned.request.max_tokens
     if judge is not None and judge.choice is not None:
-        # The judge's input holds every answer, each at most max_tokens long.
-        request = _judge_request(run, judge.choice)
-        extra = max_tokens * len(costs)
-        costs.append((judge.name, _worst(judge.choice, request, extra)))
+        # The judge's input holds every answer, each at most max_tokens long: its request is priced
+        # without them, and their worst case added.
+        priced = await plan(_judge_call(run, judge.name, []), judge.choice, run.settings)
+        costs.append((judge.name, worst_case(judge.choice, priced.request, answers_tokens)))
     unpriced = [name for name, cost in costs if cost is None]
     if unpriced:
         run.warnings.append(
@@ -218,28 +218,15 @@ async def _admit(run: _Run, models: Sequence[_Asked], judge: _Asked | None, limi
             f"asking every model{' and the judge' if judge else ''} could cost up to ${worst:.6f} ({parts}), "
             f"above max_cost_usd ${args.max_cost_usd:g}; nothing was sent"
         )
-    if run.store is None or not limits.by_scope():
-        return None
     try:
-        return await run.store.reserve_budget(run.principal, usd_to_micro(worst), limits)
+        await run.ledger.reserve(worst)
     except StoreError as error:
-        _store_failed(run, "the budget check", error)
-        return None
-
-
-def _worst(choice: Choice, request: CompletionRequest, extra_input_tokens: int = 0) -> float | None:
-    return worst_case_cost(
-        choice.provider.price_provider,
-        choice.model,
-        estimated_input_tokens(request) + extra_input_tokens,
-        request.max_tokens,
-        local=choice.provider.local,
-    )
+        run.ledger.store_failed("the budget check", error)
 
 
 async def _ask(run: _Run, asked: _Asked) -> None:
     """One model, to its outcome and ledger row; a failure is the answer's, never the call's."""
-    accounting = Accounting(asked.call, run.settings, run.store, run.principal, BudgetLimits())
+    at = datetime.now(UTC)
     started = time.monotonic()
     # Each model asked counts in /metrics and traces as the router_call it is.
     watch = observability.routed_call(run.principal, asked.call)
@@ -250,7 +237,7 @@ async def _ask(run: _Run, asked: _Asked) -> None:
         if remaining <= 0:
             raise DeadlineError("the call's deadline passed before this model was asked").about(None, asked.name)
         call = asked.call.model_copy(update={"timeout_s": remaining})
-        asked.outcome = await route(call, client=run.client, settings=run.settings)
+        asked.outcome = await route(call, client=run.client, settings=run.settings, planned=asked.planned)
     except ColibriError as error:
         asked.outcome = error.about(None, asked.name)
     finally:
@@ -259,9 +246,11 @@ async def _ask(run: _Run, asked: _Asked) -> None:
             outcome if isinstance(outcome, RouterCallResult) else None,
             outcome if isinstance(outcome, ColibriError) else None,
         )
-        asked.row = accounting.row(
+        asked.row = run.ledger.row(
+            asked.call,
             outcome if isinstance(outcome, RouterCallResult) else None,
             outcome if isinstance(outcome, ColibriError) else None,
+            started=at,
         )
     outcome = asked.outcome
     verb = "answered" if isinstance(outcome, RouterCallResult) else f"failed ({getattr(outcome, 'kind', '?')})"
@@ -272,22 +261,16 @@ async def _ask(run: _Run, asked: _Asked) -> None:
 async def _judge(run: _Run, judge: _Asked, answered: Sequence[_Asked]) -> None:
     assert judge.choice is not None  # a judge that cannot be resolved is refused before anything is sent
     results = [asked.outcome for asked in answered if isinstance(asked.outcome, RouterCallResult)]
-    question = judge_prompt(run.args.conversation(), run.args.system_prompt, results, run.args.judge_instructions)
-    judge.call = RouterCallInput.model_validate(
-        {"prompt": question, "model": judge.name, "system_prompt": JUDGE_SYSTEM, "max_tokens": run.args.max_tokens}
-        | {"fallback": []}
-    )
+    judge.call = _judge_call(run, judge.name, results)
     await _ask(run, judge)
 
 
-def _judge_request(run: _Run, choice: Choice) -> CompletionRequest:
-    """The judge's request without the answers (their worst case is counted apart)."""
-    prompt = judge_prompt(run.args.conversation(), run.args.system_prompt, [], run.args.judge_instructions)
-    return CompletionRequest(
-        model=choice.model,
-        messages=(Message(role="user", parts=(Text(prompt),)),),
-        max_tokens=run.args.max_tokens or DEFAULT_MAX_TOKENS,
-        system=JUDGE_SYSTEM,
+def _judge_call(run: _Run, name: str, results: Sequence[RouterCallResult]) -> RouterCallInput:
+    """The judge's router_call: the question and the answers under letters (none yet when it is priced)."""
+    question = judge_prompt(run.args.conversation(), run.args.system_prompt, results, run.args.judge_instructions)
+    return RouterCallInput.model_validate(
+        {"prompt": question, "model": name, "system_prompt": JUDGE_SYSTEM, "max_tokens": run.args.max_tokens}
+        | {"fallback": []}
     )
 
 
@@ -309,30 +292,6 @@ def _all_failed(models: Sequence[_Asked]) -> ColibriError:
         for asked, error in zip(models, errors, strict=True)
     )
     return first
-
-
-async def _write_ledger(run: _Run, asked: Sequence[_Asked], reservation: Reservation | None) -> None:
-    """One row per model asked (and the judge), written once every answer is in; the last settles the
-    budget reservation, so the whole amount stays reserved while any call is in flight."""
-    if run.store is None:
-        return
-    rows = [item.row for item in asked if item.row is not None]
-    if not rows:
-        return
-    try:
-        for row in rows[:-1]:
-            await run.store.record_call(row)
-        if reservation is not None:
-            await run.store.settle(reservation, rows[-1])
-        else:
-            await run.store.record_call(rows[-1])
-    except StoreError as error:
-        _store_failed(run, "the ledger rows", error)
-
-
-def _store_failed(run: _Run, what: str, error: StoreError) -> None:
-    run.warnings.append(f"{what} could not be written to {error.store_name}; see the server log")
-    get_logger(__name__).error("store failure", what=what, path=error.path, error=str(error.cause))
 
 
 def _result(

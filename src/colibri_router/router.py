@@ -43,7 +43,7 @@ from colibri_router.toolcalls.arguments import unreadable_calls_warning
 from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
 from colibri_router.wires import codec_for_call
 
-__all__ = ["Admit", "build_request", "route", "tools_named_in", "with_neutral_ids"]
+__all__ = ["Admit", "Plan", "build_request", "plan", "route", "tools_named_in", "with_neutral_ids"]
 
 OPEN_SCHEMA = {"type": "object"}
 # Called with each attempt's provider choice and request just before it is sent: may refuse it (by
@@ -75,6 +75,44 @@ class _Call:
     client: httpx.AsyncClient | None
     notify: Notify | None
     admit: Admit | None
+    planned: Plan | None
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The request one attempt sends to ``choice``, exactly as it goes out (files checked against the
+    model's context, media fitted to it, an agent's files as paths), and what building it warned of."""
+
+    choice: Choice
+    request: CompletionRequest
+    warnings: tuple[str, ...]
+
+
+async def plan(args: RouterCallInput, choice: Choice, settings: Settings) -> Plan:
+    """The request ``args`` becomes for ``choice``: what a service prices before the call, and (handed
+    back to :func:`route` as ``planned``) what is then sent. Raises what would refuse it unsent."""
+    request, warnings = await _request_for(args, choice, settings)
+    return Plan(choice, request, tuple(warnings))
+
+
+async def _request_for(
+    args: RouterCallInput, choice: Choice, settings: Settings, planned: Plan | None = None
+) -> tuple[CompletionRequest, list[str]]:
+    """The attempt's request: the caller's plan when it is for this model, else one made now."""
+    if planned is not None and planned.choice == choice:
+        return planned.request, list(planned.warnings)
+    provider = choice.provider
+    if provider.subscription:
+        request, warnings = build_request(args, choice.model, tools_allowed=False)
+        if provider.agent is not None:
+            request = paths_for_agent(request, args.reading)
+        return request, warnings
+    request, warnings = build_request(args, choice.model)
+    check_context(args, choice, request, settings)
+    if has_media(request):
+        request, media_warnings = await anyio.to_thread.run_sync(fit_media, request, choice)
+        warnings.extend(media_warnings)
+    return request, warnings
 
 
 async def route(
@@ -84,14 +122,17 @@ async def route(
     notify: Notify | None = None,
     admit: Admit | None = None,
     settings: Settings | None = None,
+    planned: Plan | None = None,
 ) -> RouterCallResult:
     """One router_call: the requested model, then each fallback in turn while failures allow it, all
     within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried).
-    ``files`` not yet read are read here."""
+    ``files`` not yet read are read here. ``planned``: the :func:`plan` the caller made (and priced)
+    for one of the models, sent as it is when that model is tried."""
     settings = settings or load_settings()  # the caller's reading of this call's settings, if it made one
     args = await with_files(args, settings)
     registry = load_registry()
-    call = _Call(args, settings, registry, Deadline.after(args.timeout_s or settings.timeout_s), client, notify, admit)
+    deadline = Deadline.after(args.timeout_s or settings.timeout_s)
+    call = _Call(args, settings, registry, deadline, client, notify, admit, planned)
     fallback = registry.fallback if args.fallback is None else args.fallback  # []: no fallback, not the config's
     candidates = [(args.provider, args.model), *((None, m) for m in fallback)]
     choices = _choose_all(registry, candidates, settings, configured_fallback=args.fallback is None)
@@ -209,11 +250,7 @@ async def _over_api(call: _Call, choice: Choice) -> _Answer:
     """An HTTP provider: the codec, one transport, the bundled prices."""
     provider, model = choice.provider, choice.model
     connection = connect(provider)
-    request, warnings = build_request(call.args, model)
-    check_context(call.args, choice, request, call.settings)
-    if has_media(request):
-        request, media_warnings = await anyio.to_thread.run_sync(fit_media, request, choice)
-        warnings.extend(media_warnings)
+    request, warnings = await _request_for(call.args, choice, call.settings, call.planned)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
     codec = codec_for_call(provider, model, call.settings)
@@ -254,9 +291,7 @@ async def _subscription(call: _Call, choice: Choice) -> _Answer:
             f"{provider.name} is refused over HTTP: it would run on the server's own login for every caller "
             "(the server may allow it with COLIBRI_HTTP_AGENT_CLI=1)"
         )
-    request, warnings = build_request(call.args, choice.model, tools_allowed=False)
-    if agent:
-        request = paths_for_agent(request, call.args.reading)
+    request, warnings = await _request_for(call.args, choice, call.settings, call.planned)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
     progress = CallProgress(provider.name, call.notify)

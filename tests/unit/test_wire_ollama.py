@@ -26,6 +26,7 @@ from colibri_router.conversation import (
 )
 from colibri_router.errors import InvalidRequestError, MalformedResponse
 from colibri_router.providers import ProviderSpec, profile_for
+from colibri_router.token_estimate import request_tokens
 from colibri_router.toolcalls.assembly.base import StreamCutError, StreamErrorEvent
 from colibri_router.toolcalls.assembly.ollama import OllamaStreamAssembler
 from colibri_router.wires.base import Dialect
@@ -34,7 +35,6 @@ from colibri_router.wires.ollama import (
     ERROR_RESULT_PREFIX,
     MIN_CONTEXT,
     OllamaCodec,
-    estimated_tokens,
     make_codec,
     normalize_host,
 )
@@ -186,15 +186,24 @@ def test_num_ctx_grows_with_the_request_and_never_goes_below_4096() -> None:
     assert large == 10_000 + 2000
 
 
+def test_num_ctx_is_the_one_request_estimate_tools_included() -> None:
+    # The window asked of Ollama is sized by the same estimate a budget reserves (it errs high).
+    prompt = user(Text("x" * 15_000))
+    sized = request(prompt, tools=(WEATHER, TIME), max_tokens=1000)
+    body = encode(prompt, tools=(WEATHER, TIME), max_tokens=1000).body
+    assert body["options"]["num_ctx"] == request_tokens(sized) + 1000
+    assert request_tokens(sized) > request_tokens(request(prompt))  # the tools' definitions count
+
+
 def test_the_estimate_counts_every_part_of_the_prompt() -> None:
     history = (
         user(Text("a" * 30)),
         assistant(Thinking("b" * 30), ToolCall("c1", "f", {"k": "c" * 21})),
         user(ToolResult("c1", "d" * 30)),
     )
-    base = estimated_tokens(request(*history))
+    base = request_tokens(request(*history))
 
-    assert estimated_tokens(request(*history, system="e" * 300)) == base + 100
+    assert request_tokens(request(*history, system="e" * 300)) == base + 100
     assert base == (30 + 30 + len("f") + len(json.dumps({"k": "c" * 21})) + 30 + 2) // 3
 
 

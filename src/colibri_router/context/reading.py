@@ -21,14 +21,14 @@ from colibri_router.context.secrets import refusal
 from colibri_router.conversation import Media, Part, Text, anthropic_blocks
 from colibri_router.errors import InvalidRequestError
 from colibri_router.redaction import scan
+from colibri_router.token_estimate import IMAGE_TOKENS, PDF_PAGE_TOKENS, media_tokens
 
 # Tokens are estimated, never counted (each provider has its own tokenizer): code and prose average
 # about four characters a token; an image costs up to about 1,600 (Anthropic's figure for the largest
-# image it does not shrink), a PDF page about 1,500 to 3,000 (its text and an image of it).
+# image it does not shrink), a PDF page about 1,500 to 3,000 (its text and an image of it). A file's
+# ``tokens_estimated`` (in ``files_read``) is that typical figure for a reader; what a request is
+# sized and priced by errs high instead (colibri_router.token_estimate, 3 characters a token).
 CHARS_PER_TOKEN = 4
-IMAGE_TOKENS = 1_600
-PDF_PAGE_TOKENS = 2_000
-PDF_BYTES_PER_PAGE = 50_000
 # Anthropic's whole request may be 32 MB: no wire takes a larger image or PDF.
 MAX_MEDIA_BYTES = 32 * 1024 * 1024
 MIN_NUMBER_WIDTH = 4
@@ -164,14 +164,6 @@ def numbered_block(shown: str, text: str) -> str:
     width = max(MIN_NUMBER_WIDTH, len(str(len(lines))))
     body = "\n".join(f"{number:>{width}}│ {line}" for number, line in enumerate(lines, start=1))
     return f'\n<file path="{shown}">\n{body}\n</file>\n' if body else f'\n<file path="{shown}">\n</file>\n'
-
-
-def media_tokens(media: Media) -> int:
-    """What an image or a PDF costs in tokens, estimated without opening it: an image at most about
-    1,600; a PDF about 2,000 a page, pages guessed at one per 50 kB (text PDFs are smaller, scans larger)."""
-    if media.kind == "image":
-        return IMAGE_TOKENS
-    return PDF_PAGE_TOKENS * max(1, media.size // PDF_BYTES_PER_PAGE)
 
 
 def estimate_tokens(text: str) -> int:

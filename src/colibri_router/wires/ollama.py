@@ -15,8 +15,6 @@ Sources: https://docs.ollama.com/api/chat. Rules handled here once:
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +36,7 @@ from colibri_router.conversation import (
 )
 from colibri_router.errors import InvalidRequestError, MalformedResponse
 from colibri_router.providers.profiles import ModelProfile, model_segment
+from colibri_router.token_estimate import request_tokens
 from colibri_router.toolcalls.arguments import arguments_object
 from colibri_router.toolcalls.assembly.base import StreamAssembler, as_object, as_text
 from colibri_router.toolcalls.assembly.ollama import OllamaStreamAssembler
@@ -61,7 +60,6 @@ from colibri_router.wires.rules import (
 
 DEFAULT_PORT = 11434
 MIN_CONTEXT = 4096  # never ask for less than Ollama's larger default window
-CHARS_PER_TOKEN = 3  # a deliberately high token estimate: too big a window costs memory, too small loses text
 FINISH_REASONS = {"stop": "end_turn", "length": "max_tokens"}
 # Models whose `think` is a level; a bool is ignored by them (full match on the last path segment).
 LEVEL_THINKING = re.compile(r"gpt-oss.*", re.IGNORECASE)
@@ -285,29 +283,14 @@ def decode_message(message: Mapping[str, Any]) -> list[Part]:
     return parts
 
 
-def estimated_tokens(request: CompletionRequest) -> int:
-    """The request's size in tokens, estimated high: every character the prompt is made of, over three."""
-    chars = len(request.system or "")
-    for message in request.messages:
-        for part in message.parts:
-            if isinstance(part, Text | Thinking):
-                chars += len(part.text)
-            elif isinstance(part, ToolCall):
-                chars += len(part.name) + len(json.dumps(part.arguments, ensure_ascii=False))
-            elif isinstance(part, ToolResult):
-                chars += len(part.content)
-    chars += len(json.dumps(function_tools(request.tools), ensure_ascii=False)) if request.tools else 0
-    return math.ceil(chars / CHARS_PER_TOKEN)
-
-
 def context_window(request: CompletionRequest) -> int:
-    return max(MIN_CONTEXT, estimated_tokens(request) + request.max_tokens)
+    return max(MIN_CONTEXT, request_tokens(request) + request.max_tokens)
 
 
 def truncation_warnings(request: CompletionRequest, prompt_tokens: object) -> tuple[str, ...]:
     """Flag a prompt count far below the request's size (a third of the high estimate): the model's
     window is smaller than the prompt, or Ollama answered from a cached prefix and counted only the rest."""
-    estimate = estimated_tokens(request)
+    estimate = request_tokens(request)
     if not isinstance(prompt_tokens, int) or estimate <= MIN_CONTEXT or prompt_tokens * 3 >= estimate:
         return ()
     return (
