@@ -30,6 +30,7 @@ from mcp_types.version import is_version_at_least
 
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import InvalidRequestError, error_family
+from colibri_router.server.results import error_result
 from colibri_router.server.rounds import HOST_PREFIX, Sampled, WaitingCall, WaitingCalls
 from colibri_router.session import McpSession, Sampler
 from colibri_router.session import Sampled as HostAnswer
@@ -67,8 +68,6 @@ async def _across_rounds(ctx: Context[Any, Any], run: Run) -> CallToolResult | I
         try:
             call = calls.resume(ctx.request_state, ctx.input_responses)
         except InvalidRequestError as error:
-            from colibri_router.server.tools import error_result
-
             return error_result(error)
     call.context = ctx
     return await calls.next_round(call)

@@ -8,17 +8,12 @@ call, because some hosts stop waiting for a server that is slow to answer ``init
 calls use the event loop's shared HTTP client (:func:`colibri_router.clients.shared_client`): one per
 server run, opened by the first call, closed when the server's loop ends.
 
-Every result is one object: ``structuredContent``, and the same object as compact JSON in the text
-block (hosts hand their model one or the other). A failure is ``isError`` with ``{"error": {code,
-kind, message, provider, model, status, retryable, retry_after_s}}`` (and ``attempts``), its text
-``CODE: message`` followed by that object on the next line. Each tool's output schema describes both
-objects (:mod:`.generate_schemas`): some clients check error results against it too.
+Results and errors are shaped in :mod:`.results`.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +21,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
 from colibri_router import __version__, observability
@@ -35,6 +30,7 @@ from colibri_router.inflight import InFlight, call_key
 from colibri_router.logs import get_logger
 from colibri_router.providers import provider_names
 from colibri_router.server.identity import caller, caller_name
+from colibri_router.server.results import error_result, success_result
 from colibri_router.server.schemas import published, with_provider_names
 
 SERVER_NAME = "colibri-router"
@@ -218,36 +214,6 @@ async def router_run(arguments: RouterRunInput, ctx: Context[Any, Any]) -> ToolA
         "router_run",
         ctx,
         lambda who: run_for_tool(arguments, principal=who.name, files=not _over_http(ctx), notify=_notifier(ctx)),
-    )
-
-
-def success_result(result: BaseModel | dict[str, Any]) -> CallToolResult:
-    """The result object as ``structuredContent``, and the same object as compact JSON in the text
-    block: hosts hand their model one or the other (Claude Code the structured one, Gemini CLI the
-    text), and each then reads all of it, once."""
-    structured = result if isinstance(result, dict) else result.model_dump(mode="json", exclude_none=_sparse(result))
-    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
-
-
-def _sparse(result: BaseModel) -> bool:
-    """router_threads answers only the fields of its action, router_ask_many leaves out what an answer
-    lacks; every other result has all its fields."""
-    from colibri_router.schema_many import RouterAskManyResult
-    from colibri_router.schema_tools import RouterThreadsResult
-
-    return isinstance(result, RouterThreadsResult | RouterAskManyResult)
-
-
-def error_result(error: ColibriError) -> CallToolResult:
-    """Built by hand: the SDK's ToolError would prefix "Error executing tool" before our code."""
-    from colibri_router.outcomes import error_structured, error_text
-
-    structured = error_structured(error)
-    return CallToolResult(
-        content=[TextContent(type="text", text=error_text(error, structured))],
-        structured_content=structured,
-        is_error=True,
     )
 
 

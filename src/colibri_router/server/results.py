@@ -1,0 +1,44 @@
+"""A tool's answer as the MCP result every host reads: ``structuredContent``, and the same object as
+compact JSON in the text block (hosts hand their model one or the other); a failure is ``isError``
+with the error object, its text ``CODE: message`` then that object. Both shapes are the tool's
+published output schema (:mod:`.generate_schemas`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from colibri_router.errors import ColibriError
+
+
+def success_result(result: BaseModel | dict[str, Any]) -> CallToolResult:
+    """The result object as ``structuredContent``, and the same object as compact JSON in the text
+    block: hosts hand their model one or the other (Claude Code the structured one, Gemini CLI the
+    text), and each then reads all of it, once."""
+    structured = result if isinstance(result, dict) else result.model_dump(mode="json", exclude_none=_sparse(result))
+    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _sparse(result: BaseModel) -> bool:
+    """router_threads answers only the fields of its action, router_ask_many leaves out what an answer
+    lacks; every other result has all its fields."""
+    from colibri_router.schema_many import RouterAskManyResult
+    from colibri_router.schema_tools import RouterThreadsResult
+
+    return isinstance(result, RouterThreadsResult | RouterAskManyResult)
+
+
+def error_result(error: ColibriError) -> CallToolResult:
+    """Built by hand: the SDK's ToolError would prefix "Error executing tool" before our code."""
+    from colibri_router.outcomes import error_structured, error_text
+
+    structured = error_structured(error)
+    return CallToolResult(
+        content=[TextContent(type="text", text=error_text(error, structured))],
+        structured_content=structured,
+        is_error=True,
+    )
