@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from itertools import cycle
 
 from benchmarks.measure import Plan, Report, Row, interleave_self_timed, median, paired_ratios
-from colibri_router.toolcalls.assembly import AnthropicStreamAssembler, OpenAIStreamAssembler, StreamAssembler
+from colibri_router.toolcalls.assembly import StreamAssembler
+from colibri_router.wires.anthropic.assembly import AnthropicStreamAssembler
+from colibri_router.wires.openai.assembly import OpenAIStreamAssembler
 
 FLAT_TOLERANCE = 0.15  # peak/content at the full size within 15% of peak/content at a tenth of it
 Event = tuple[str, str]  # (SSE event name, data), as httpx_sse hands them to the transport

@@ -20,8 +20,9 @@ from colibri_router.context.pdf import PdfEncrypted, PdfUnreadable, document_tex
 from colibri_router.conversation import CompletionRequest, Media, Part, Text, ToolResult
 from colibri_router.errors import InvalidRequestError
 from colibri_router.providers import Choice
-from colibri_router.providers.media import WIRE_MEDIA_LIMITS, MediaSupport, WireMediaLimits
+from colibri_router.providers.media import MediaSupport
 from colibri_router.providers.profiles import profile_for
+from colibri_router.providers.wires import WIRE_MEDIA_LIMITS, WireMediaLimits
 
 
 class MediaUnreadable(InvalidRequestError):

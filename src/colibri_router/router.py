@@ -1,7 +1,8 @@
 """The router: one ``router_call`` → which provider and model, the request it gets, the result.
 
-It knows providers only as registry entries (``colibri_router.providers``) and codecs only through
-the wire table (``colibri_router.wires``). Settings and the registry are loaded here, per call.
+It knows providers only as registry entries (``colibri_router.providers``), and reaches them only
+through the runner of their wire (``colibri_router.runners``: HTTP through the codec table, a
+command-line agent, the host's model). Settings and the registry are loaded here, per call.
 Provider-neutral rules live here too: tool-call IDs the host sees, history tools declared when a
 call gives none, and progress heartbeats while the upstream streams.
 """
@@ -10,38 +11,30 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import anyio
 import httpx
 
-from colibri_router.agents import run_agent
 from colibri_router.attachments import check_context, files_read, paths_for_agent, with_files
 from colibri_router.catalog import did_you_mean
 from colibri_router.conversation import (
-    AssistantTurn,
     CompletionRequest,
     Message,
-    ToolCall,
     ToolChoice,
     ToolSpec,
     anthropic_blocks,
 )
 from colibri_router.errors import ColibriError, InvalidRequestError
-from colibri_router.host import ask_host
 from colibri_router.media_fit import MediaUnreadable, fit_media, has_media
-from colibri_router.pipeline import DEFAULT_MAX_TOKENS, Completion, run_completion
-from colibri_router.pricing import TokenCounts, price_call
+from colibri_router.pipeline import DEFAULT_MAX_TOKENS
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
-from colibri_router.providers import Choice, Registry, connect, load_registry
+from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.providers.placing import UnknownModelError, refusal
 from colibri_router.retry import Deadline
+from colibri_router.runners import Ran, Run, runner_for, with_neutral_ids
 from colibri_router.schema import AssistantMessage, Attempt, RouterCallInput, RouterCallResult, ToolCallOut
-from colibri_router.session import current_session
 from colibri_router.settings import Settings, load_settings
-from colibri_router.toolcalls.arguments import unreadable_calls_warning
-from colibri_router.toolcalls.ids import neutral_ids_for_new_calls
-from colibri_router.wires import codec_for_call
 
 __all__ = ["Admit", "Plan", "build_request", "plan", "route", "tools_named_in", "with_neutral_ids"]
 
@@ -198,11 +191,8 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
             if provider.subscription
             else f"provider {provider.name!r} takes no tools (its config entry says tools = false)"
         )
-    if provider.subscription:
-        answer = await _subscription(call, choice)
-    else:
-        answer = await _over_api(call, choice)
-    turn, request = answer.turn, answer.request
+    answer = await _answer(call, choice)
+    turn, request, ran = answer.ran.turn, answer.request, answer.ran
     calls = turn.tool_calls()
     usage = turn.usage
     result = RouterCallResult(
@@ -214,10 +204,10 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         cached_tokens=usage.cached_tokens,
         cache_write_tokens=usage.cache_write_tokens,
         reasoning_tokens=usage.reasoning_tokens,
-        cost_usd=answer.cost_usd,
-        price_source=answer.price_source,
-        latency_ms=answer.latency_ms,
-        ttft_ms=answer.ttft_ms,
+        cost_usd=ran.cost_usd,
+        price_source=ran.price_source,
+        latency_ms=ran.latency_ms,
+        ttft_ms=ran.ttft_ms,
         stop_reason=turn.stop_reason,
         tool_calls=[ToolCallOut(id=c.id, name=c.name, input=dict(c.arguments)) for c in calls],
         thinking=turn.thinking(),
@@ -238,80 +228,23 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
 @dataclass(frozen=True, slots=True)
 class _Answer:
     request: CompletionRequest
-    turn: AssistantTurn
-    latency_ms: int
-    ttft_ms: int | None
-    cost_usd: float | None
-    price_source: str | None
+    ran: Ran
     warnings: list[str]
 
 
-async def _over_api(call: _Call, choice: Choice) -> _Answer:
-    """An HTTP provider: the codec, one transport, the bundled prices."""
-    provider, model = choice.provider, choice.model
-    connection = connect(provider)
+async def _answer(call: _Call, choice: Choice) -> _Answer:
+    """One attempt through the runner of the provider's wire: opened (a refusal comes before anything
+    is planned or admitted), the request planned and admitted, then run."""
+    runner = runner_for(choice.provider)
+    connection = runner.open(choice.provider, call.settings)
     request, warnings = await _request_for(call.args, choice, call.settings, call.planned)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
-    codec = codec_for_call(provider, model, call.settings)
-    progress = CallProgress(provider.name, call.notify)
-
-    async def complete() -> Completion:
-        return await run_completion(
-            codec, request, connection, deadline=call.deadline, progress=progress, client=call.client
-        )
-
-    completion = await (complete() if call.notify is None else with_heartbeat(progress, complete))
-    turn = with_neutral_ids(completion.turn, request.messages)
-    usage = turn.usage
-    price = price_call(
-        provider.price_provider,
-        turn.model or request.model,
-        TokenCounts(
-            input_tokens=usage.prompt_tokens,
-            output_tokens=usage.completion_tokens,
-            cached_tokens=usage.cached_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
-        ),
-        local=provider.local,
-    )
-    warnings.extend(_optional(unreadable_calls_warning(turn.tool_calls()), price.warning))
-    return _Answer(request, turn, completion.latency_ms, completion.ttft_ms, price.cost_usd, price.source, warnings)
-
-
-async def _subscription(call: _Call, choice: Choice) -> _Answer:
-    """A command-line agent (an entry with ``agent``) or the host's model: no key, no codec; the cost is
-    the agent's own figure (or unknown), never a price-list estimate. An agent reads the call's files
-    itself: it is handed their paths in the workspace, not their text."""
-    provider = choice.provider
-    agent = provider.agent is not None
-    if agent and current_session().over_http and not call.settings.http_agent_cli:
-        raise InvalidRequestError(
-            f"{provider.name} is refused over HTTP: it would run on the server's own login for every caller "
-            "(the server may allow it with COLIBRI_HTTP_AGENT_CLI=1)"
-        )
-    request, warnings = await _request_for(call.args, choice, call.settings, call.planned)
-    if call.admit is not None:
-        warnings.extend(await call.admit(choice, request))
-    progress = CallProgress(provider.name, call.notify)
-    cost: float | None = None
-
-    async def complete() -> AssistantTurn:
-        nonlocal cost
-        if not agent:
-            return await ask_host(provider, request, deadline=call.deadline, progress=progress)
-        answer = await run_agent(provider, request, settings=call.settings, deadline=call.deadline, progress=progress)
-        cost = answer.cost_usd
-        return answer.turn
-
-    turn = await (complete() if call.notify is None else with_heartbeat(progress, complete))
-    latency_ms = round((time.monotonic() - progress.started_at) * 1000)
-    return _Answer(request, turn, latency_ms, progress.ttft_ms, cost, "subscription" if agent else "host", warnings)
-
-
-def _optional(*warnings: str | None) -> list[str]:
-    return [warning for warning in warnings if warning]
+    progress = CallProgress(choice.provider.name, call.notify)
+    run = Run(choice, request, connection, call.settings, call.deadline, progress, call.client)
+    ran = await (runner.run(run) if call.notify is None else with_heartbeat(progress, lambda: runner.run(run)))
+    warnings.extend(ran.warnings)
+    return _Answer(request, ran, warnings)
 
 
 def _attempt_entry(choice: Choice | None, asked: str | None, outcome: str, kind: str | None, started: float) -> Attempt:
@@ -363,25 +296,3 @@ def build_request(
 def tools_named_in(messages: tuple[Message, ...]) -> tuple[ToolSpec, ...]:
     names = dict.fromkeys(call.name for message in messages for call in message.tool_calls())
     return tuple(ToolSpec(name=name, input_schema=OPEN_SCHEMA) for name in names)
-
-
-def with_neutral_ids(turn: AssistantTurn, history: tuple[Message, ...]) -> AssistantTurn:
-    """The turn with its new tool calls under IDs valid for every provider and unused in history."""
-    calls = turn.tool_calls()
-    if not calls:
-        return turn
-    renamed = iter(neutral_ids_for_new_calls(calls, history))
-    parts = tuple(next(renamed) if isinstance(part, ToolCall) else part for part in turn.parts)
-    return replace(turn, parts=parts, repairs=(*turn.repairs, *_call_repairs(calls)))
-
-
-def _call_repairs(calls: tuple[ToolCall, ...]) -> tuple[str, ...]:
-    """Repairs of the model's own calls: IDs it left out or repeated, arguments that were not JSON.
-    Renaming valid IDs to neutral ones is routine, not a repair."""
-    ids = [call.id for call in calls]
-    repairs = []
-    if not all(ids) or len(set(ids)) != len(ids):
-        repairs.append("ids_repaired")
-    if any("_parse_error" in call.arguments for call in calls):
-        repairs.append("arguments_unparseable")
-    return tuple(repairs)

@@ -14,13 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from colibri_router.toolcalls.assembly import (
-    AnthropicStreamAssembler,
-    OpenAIStreamAssembler,
     StreamAssembler,
     StreamCutError,
     StreamErrorEvent,
     StreamProtocolError,
 )
+from colibri_router.wires.anthropic.assembly import AnthropicStreamAssembler
+from colibri_router.wires.openai.assembly import OpenAIStreamAssembler
 
 Event = tuple[str, str]
 

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colibri_router.toolcalls.assembly import OpenAIStreamAssembler
+from colibri_router.wires.openai.assembly import OpenAIStreamAssembler
 
 PIECES = st.none() | st.text(max_size=6)
 DELTAS = st.fixed_dictionaries(

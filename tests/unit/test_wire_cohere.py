@@ -28,9 +28,9 @@ from colibri_router.conversation import (
 from colibri_router.errors import ApiError, InvalidRequestError, MalformedResponse
 from colibri_router.providers import ProviderSpec, profile_for
 from colibri_router.toolcalls.assembly.base import StreamCutError, StreamErrorEvent
-from colibri_router.toolcalls.assembly.cohere import CohereStreamAssembler
 from colibri_router.wires.base import Dialect
 from colibri_router.wires.cohere import EMPTY_TOOL_RESULT, ERROR_RESULT_PREFIX, CohereCodec, make_codec
+from colibri_router.wires.cohere.assembly import CohereStreamAssembler
 
 SPEC = ProviderSpec(
     name="cohere",

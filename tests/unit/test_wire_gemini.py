@@ -28,9 +28,9 @@ from colibri_router.conversation import (
 from colibri_router.errors import ApiError, MalformedResponse
 from colibri_router.providers import ProviderSpec, profile_for
 from colibri_router.toolcalls.assembly.base import StreamCutError, StreamErrorEvent
-from colibri_router.toolcalls.assembly.gemini import GeminiStreamAssembler
 from colibri_router.wires.base import Dialect
 from colibri_router.wires.gemini import GeminiCodec, make_codec
+from colibri_router.wires.gemini.assembly import GeminiStreamAssembler
 from colibri_router.wires.gemini.contents import MISSING_RESULT, OPENING_TURN
 from colibri_router.wires.gemini.state import SKIP_SIGNATURE
 

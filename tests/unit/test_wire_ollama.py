@@ -28,7 +28,6 @@ from colibri_router.errors import InvalidRequestError, MalformedResponse
 from colibri_router.providers import ProviderSpec, profile_for
 from colibri_router.token_estimate import request_tokens
 from colibri_router.toolcalls.assembly.base import StreamCutError, StreamErrorEvent
-from colibri_router.toolcalls.assembly.ollama import OllamaStreamAssembler
 from colibri_router.wires.base import Dialect
 from colibri_router.wires.ollama import (
     EMPTY_TOOL_RESULT,
@@ -38,6 +37,7 @@ from colibri_router.wires.ollama import (
     make_codec,
     normalize_host,
 )
+from colibri_router.wires.ollama.assembly import OllamaStreamAssembler
 
 SPEC = ProviderSpec(
     name="ollama",

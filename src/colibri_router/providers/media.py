@@ -1,4 +1,5 @@
-"""Which models read images and PDFs, and each wire's limits on them: data, with a source per fact.
+"""Which models read images and PDFs: data, with a source per fact (each wire's limits on them are in
+its record, :mod:`colibri_router.providers.wires`).
 
 A model's media support is part of its profile (chosen by the model's name, on any provider that
 serves it). ``None`` means unknown: images are then sent and the provider decides (with a warning),
@@ -9,8 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from colibri_router.providers.spec import WireName
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,30 +56,3 @@ _COMPILED = tuple((re.compile(pattern, re.IGNORECASE), support) for pattern, sup
 def media_support(segment: str) -> MediaSupport:
     """What the model named ``segment`` (a name's last path segment) reads."""
     return next((support for pattern, support in _COMPILED if pattern.fullmatch(segment)), UNKNOWN)
-
-
-@dataclass(frozen=True, slots=True)
-class WireMediaLimits:
-    """What one wire's reference service accepts; None: no documented limit."""
-
-    max_image_bytes: int | None = None
-    max_images: int | None = None
-    url_images: bool = True
-    url_documents: bool = False
-    source: str = ""
-    max_pdf_pages: int | None = None
-
-
-WIRE_MEDIA_LIMITS: dict[WireName, WireMediaLimits] = {
-    # 5 MB of base64 per image, so 3.75 MB of image; 100 images a request.
-    "anthropic": WireMediaLimits(
-        5 * 1024 * 1024 * 3 // 4, 100, True, True, "Anthropic docs: Vision; PDF support (100 pages)", 100
-    ),
-    "openai": WireMediaLimits(20 * 1024 * 1024, 500, True, False, "OpenAI docs: Images and vision (input limits)"),
-    # Inline data counts toward the request's 20 MB.
-    "gemini": WireMediaLimits(
-        15 * 1024 * 1024, 3000, True, True, "Gemini API docs: Image and Document understanding (1,000 pages)", 1000
-    ),
-    "cohere": WireMediaLimits(20 * 1024 * 1024, 20, True, False, "Cohere docs: Command A Vision (20 images)"),
-    "ollama": WireMediaLimits(None, None, False, False, "Ollama API docs: images are base64"),
-}

@@ -14,13 +14,10 @@ from typing import Literal, TypeAlias
 
 from colibri_router.providers.agent_cli import AgentCli
 from colibri_router.providers.phrases import GENERIC, Phrases
+from colibri_router.providers.wires import SUBSCRIPTION_WIRES, WIRE_NAMES, WireName
 
-WireName: TypeAlias = Literal["openai", "anthropic", "gemini", "cohere", "ollama", "agent-cli", "sampling"]
-# The HTTP wires, the ones a config file's provider may name.
-WIRE_NAMES: tuple[WireName, ...] = ("openai", "anthropic", "gemini", "cohere", "ollama")
-# Wires whose transport is not HTTP: a command-line agent run as a subprocess, the host's own model
-# through MCP sampling. Nothing of an HTTP provider (key, base URL, codec) applies to them.
-SUBSCRIPTION_WIRES: frozenset[WireName] = frozenset({"agent-cli", "sampling"})
+__all__ = ["SUBSCRIPTION_WIRES", "WIRE_NAMES", "HostQuirks", "ProviderSpec", "WireName", "error_prefix"]
+
 MaxTokensField: TypeAlias = Literal["max_tokens", "max_completion_tokens"]
 ReasoningField: TypeAlias = Literal["reasoning_content", "reasoning"]
 ReasoningControl: TypeAlias = Literal["reasoning_effort", "openrouter", "none"]

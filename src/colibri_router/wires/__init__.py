@@ -1,24 +1,32 @@
-"""Wires: one pure codec family per API shape, and the table that makes a codec for one call."""
+"""Wires: one pure codec family per API shape, each in its own folder (``wires/<name>/``: the codec,
+``make_codec``, and its stream assembler), and the table that makes a codec for one call.
+
+The table is read from the wire registry (:data:`colibri_router.providers.wires.WIRE_RECORDS`): each
+native wire's folder is imported here, all at once, when the router is (the server's first call,
+or ``serve --http`` before it listens), never at start-up.
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
+from typing import cast
 
 from colibri_router.providers.profiles import profile_for
 from colibri_router.providers.spec import ProviderSpec, WireName
+from colibri_router.providers.wires import WIRE_RECORDS
 from colibri_router.settings import Settings
 from colibri_router.toolcalls.ids import KimiIdMode
-from colibri_router.wires import anthropic, cohere, gemini, ollama, openai
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, WireCodec
 
-WIRES: Mapping[WireName, Callable[[Dialect], WireCodec]] = MappingProxyType(
+CodecFactory = Callable[[Dialect], WireCodec]
+
+WIRES: Mapping[WireName, CodecFactory] = MappingProxyType(
     {
-        "openai": openai.make_codec,
-        "anthropic": anthropic.make_codec,
-        "gemini": gemini.make_codec,
-        "cohere": cohere.make_codec,
-        "ollama": ollama.make_codec,
+        record.name: cast(CodecFactory, importlib.import_module(record.codec_module).make_codec)
+        for record in WIRE_RECORDS
+        if record.native
     }
 )
 
@@ -35,4 +43,4 @@ def codec_for_call(provider: ProviderSpec, model: str, settings: Settings) -> Wi
     return codec_for(provider, model, settings.kimi_tool_ids, prompt_cache=settings.prompt_cache == "auto")
 
 
-__all__ = ["WIRES", "Dialect", "Encoded", "UpstreamError", "WireCodec", "codec_for", "codec_for_call"]
+__all__ = ["WIRES", "CodecFactory", "Dialect", "Encoded", "UpstreamError", "WireCodec", "codec_for", "codec_for_call"]

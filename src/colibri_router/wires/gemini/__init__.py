@@ -15,8 +15,8 @@ from urllib.parse import quote
 
 from colibri_router.conversation import AssistantTurn, CompletionRequest, ToolChoice, ToolSpec
 from colibri_router.toolcalls.assembly.base import StreamAssembler
-from colibri_router.toolcalls.assembly.gemini import GeminiStreamAssembler
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names
+from colibri_router.wires.gemini.assembly import GeminiStreamAssembler
 from colibri_router.wires.gemini.contents import encode_contents
 from colibri_router.wires.gemini.failures import read_error
 from colibri_router.wires.gemini.response import decode_response

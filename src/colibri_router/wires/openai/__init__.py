@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from colibri_router.conversation import AssistantTurn, CompletionRequest, Message, Part, ToolCall, ToolChoice
-from colibri_router.toolcalls.assembly import OpenAIStreamAssembler, StreamAssembler
+from colibri_router.toolcalls.assembly import StreamAssembler
 from colibri_router.toolcalls.ids import ids_for_kimi, ids_for_mistral, ids_for_openai
 from colibri_router.wires import rules
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names
+from colibri_router.wires.openai.assembly import OpenAIStreamAssembler
 from colibri_router.wires.openai.decode import FINISH_REASONS, read_body
 from colibri_router.wires.openai.errors import read_error
 from colibri_router.wires.openai.messages import encode_messages, encode_tools

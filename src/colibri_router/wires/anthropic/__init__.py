@@ -33,8 +33,9 @@ from colibri_router.conversation import (
 )
 from colibri_router.errors import MalformedResponse
 from colibri_router.toolcalls.arguments import arguments_object
-from colibri_router.toolcalls.assembly import AnthropicStreamAssembler, StreamAssembler
+from colibri_router.toolcalls.assembly import StreamAssembler
 from colibri_router.toolcalls.ids import ids_for_claude
+from colibri_router.wires.anthropic.assembly import AnthropicStreamAssembler
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names, nested_error
 from colibri_router.wires.rules import THINKING_BUDGETS
 

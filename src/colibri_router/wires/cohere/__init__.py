@@ -37,8 +37,8 @@ from colibri_router.errors import InvalidRequestError, MalformedResponse
 from colibri_router.providers.profiles import model_segment
 from colibri_router.toolcalls.arguments import arguments_object
 from colibri_router.toolcalls.assembly.base import StreamAssembler, as_object, as_text
-from colibri_router.toolcalls.assembly.cohere import CohereStreamAssembler
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names, nested_error
+from colibri_router.wires.cohere.assembly import CohereStreamAssembler
 from colibri_router.wires.rules import (
     EMPTY_TOOL_RESULT,
     ERROR_RESULT_PREFIX,

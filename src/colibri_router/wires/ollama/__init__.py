@@ -39,7 +39,6 @@ from colibri_router.providers.profiles import ModelProfile, model_segment
 from colibri_router.token_estimate import request_tokens
 from colibri_router.toolcalls.arguments import arguments_object
 from colibri_router.toolcalls.assembly.base import StreamAssembler, as_object, as_text
-from colibri_router.toolcalls.assembly.ollama import OllamaStreamAssembler
 from colibri_router.toolcalls.ids import ids_for_kimi, ids_for_mistral
 from colibri_router.wires.base import (
     Dialect,
@@ -50,6 +49,7 @@ from colibri_router.wires.base import (
     nested_error,
     retry_after,
 )
+from colibri_router.wires.ollama.assembly import OllamaStreamAssembler
 from colibri_router.wires.rules import (
     EMPTY_TOOL_RESULT,
     ERROR_RESULT_PREFIX,
