@@ -20,7 +20,7 @@ from fake_upstream import FakeUpstream  # importable everywhere: pyproject sets 
 from hypothesis import settings
 from result_schemas import install as check_every_tool_result
 
-# No per-example deadline: the suite runs its files in parallel (pytest -n auto) beside servers and
+# No per-example deadline: the suite runs its tests in parallel workers (pytest-xdist) beside servers and
 # subprocesses, and a test here never asserts how long something takes (benchmarks/ measures that).
 settings.register_profile("colibri", deadline=None)
 settings.load_profile("colibri")
