@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colibri_router.attachments import files_read_of
+from colibri_router.call.attachments import files_read_of
 from colibri_router.context import gather
 from colibri_router.context.encodings import Decoded, decode
 from colibri_router.context.reading import numbered_block

@@ -12,11 +12,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from colibri_router.catalog import list_models
+from colibri_router.call.schema import RouterCallInput
+from colibri_router.catalog.service import list_models
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError
 from colibri_router.router import route
-from colibri_router.schema import RouterCallInput
 from colibri_router.schema_tools import RouterModelsInput
 from colibri_router.session import McpSession, Sampled, in_session
 
@@ -222,8 +222,8 @@ async def test_router_models_asks_each_agent_once_and_host_follows_the_session(
 async def test_an_agent_call_is_in_the_ledger_and_budgets_do_not_warn(
     agent: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from colibri_router.calls import serve
-    from colibri_router.records import usage
+    from colibri_router.call.service import serve
+    from colibri_router.history.service import usage
     from colibri_router.schema_tools import RouterUsageInput
 
     monkeypatch.setenv("COLIBRI_BUDGET_DAILY_USD", "5")

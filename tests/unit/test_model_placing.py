@@ -16,14 +16,14 @@ from fake_upstream import FakeUpstream, kimi_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from colibri_router.ask_many.schema import RouterAskManyInput
+from colibri_router.ask_many.service import ask_many
+from colibri_router.call.schema import RouterCallInput
 from colibri_router.errors import ColibriError, InvalidRequestError
-from colibri_router.many import ask_many
 from colibri_router.providers import BUILTIN, load_registry
 from colibri_router.providers.aliases import BUILTIN_ALIASES
 from colibri_router.providers.placing import UnknownModelError, listed_names
 from colibri_router.router import route
-from colibri_router.schema import RouterCallInput
-from colibri_router.schema_many import RouterAskManyInput
 from colibri_router.schema_tools import RouterRunInput
 from colibri_router.settings import load_settings
 from colibri_router.testing import ScenarioError, run_scenario

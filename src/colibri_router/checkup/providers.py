@@ -94,8 +94,8 @@ async def providers(*, live: bool) -> list[Section]:
 
 async def _ask_live(spec: ProviderSpec, section: Section) -> None:
     """One GET of the provider's model list: its latency, and its error's code and kind."""
-    from colibri_router.clients import shared_client
-    from colibri_router.transport import get_json
+    from colibri_router.engine.clients import shared_client
+    from colibri_router.engine.transport import get_json
     from colibri_router.wires import codec_for
 
     connection = None

@@ -28,8 +28,8 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from colibri_router.calls import serve
-    from colibri_router.schema import RouterCallInput
+    from colibri_router.call.schema import RouterCallInput
+    from colibri_router.call.service import serve
 
     arguments = validated(RouterCallInput, args, OPTIONS, stdin, stdout)
     if isinstance(arguments, int):

@@ -50,7 +50,7 @@ def validated(
             fields["tools"] = read_json_file("--tools", args.tools)
         return model.model_validate(fields)
     except ValidationError as exc:
-        from colibri_router.invalid import invalid_arguments
+        from colibri_router.errors.invalid import invalid_arguments
 
         return emit_error(stdout, invalid_arguments(exc, fields, lambda path: option_path(path, args, fields)))
     except InvalidRequestError as error:

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
     from pydantic import ValidationError
 
-    from colibri_router.records import threads
+    from colibri_router.history.service import threads
     from colibri_router.schema_tools import RouterThreadsInput
     from colibri_router.store.errors import ThreadNotFound
 
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         request = RouterThreadsInput.model_validate(fields)
     except ValidationError as exc:
         from colibri_router.commands.options import option_path
-        from colibri_router.invalid import invalid_arguments
+        from colibri_router.errors.invalid import invalid_arguments
 
         return emit_error(stdout, invalid_arguments(exc, fields, lambda path: option_path(path, args, fields)))
     try:

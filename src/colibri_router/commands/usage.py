@@ -23,7 +23,7 @@ def register(commands: Any, provider_names: list[str]) -> None:
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
 
-    from colibri_router.records import usage
+    from colibri_router.history.service import usage
     from colibri_router.schema_tools import RouterUsageInput
 
     try:

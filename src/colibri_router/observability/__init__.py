@@ -28,9 +28,9 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from colibri_router.call.schema import RouterCallInput, RouterCallResult
     from colibri_router.conversation import AssistantTurn
     from colibri_router.errors import ColibriError
-    from colibri_router.schema import RouterCallInput, RouterCallResult
 
 __all__ = [
     "Attempt",

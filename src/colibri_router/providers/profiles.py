@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
-from colibri_router.providers.media import UNKNOWN, MediaSupport, media_support
+from colibri_router.media.support import UNKNOWN, MediaSupport, media_support
 from colibri_router.providers.model_names import KIMI_SEGMENT
 from colibri_router.providers.spec import MaxTokensField
 

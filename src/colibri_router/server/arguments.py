@@ -1,5 +1,5 @@
 """Each tool's argument model as the SDK validates it: the tool's input model from
-:mod:`colibri_router.schema` / :mod:`colibri_router.schema_tools`, handed to the tool whole.
+:mod:`colibri_router.call.schema` / :mod:`colibri_router.schema_tools`, handed to the tool whole.
 
 Imported by a tool's first call (and by :mod:`.schemas` to generate the published schemas), never at
 start-up: building these models is most of what the tool list would otherwise cost to start.
@@ -12,8 +12,8 @@ from typing import Any
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from pydantic import ConfigDict
 
-from colibri_router.schema import RouterCallInput
-from colibri_router.schema_many import RouterAskManyInput
+from colibri_router.ask_many.schema import RouterAskManyInput
+from colibri_router.call.schema import RouterCallInput
 from colibri_router.schema_tools import RouterModelsInput, RouterRunInput, RouterThreadsInput, RouterUsageInput
 
 

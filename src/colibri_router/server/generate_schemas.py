@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from colibri_router.schema import ErrorResult, RouterCallResult
-from colibri_router.schema_many import RouterAskManyResult
+from colibri_router.ask_many.schema import RouterAskManyResult
+from colibri_router.call.schema import ErrorResult, RouterCallResult
 from colibri_router.schema_tools import RouterModelsResult, RouterThreadsResult, RouterUsageResult
 from colibri_router.server.arguments import ARGUMENTS
 from colibri_router.server.schemas import SCHEMAS_FILE

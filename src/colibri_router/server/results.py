@@ -26,7 +26,7 @@ def success_result(result: BaseModel | dict[str, Any]) -> CallToolResult:
 def _sparse(result: BaseModel) -> bool:
     """router_threads answers only the fields of its action, router_ask_many leaves out what an answer
     lacks; every other result has all its fields."""
-    from colibri_router.schema_many import RouterAskManyResult
+    from colibri_router.ask_many.schema import RouterAskManyResult
     from colibri_router.schema_tools import RouterThreadsResult
 
     return isinstance(result, RouterThreadsResult | RouterAskManyResult)
@@ -34,7 +34,7 @@ def _sparse(result: BaseModel) -> bool:
 
 def error_result(error: ColibriError) -> CallToolResult:
     """Built by hand: the SDK's ToolError would prefix "Error executing tool" before our code."""
-    from colibri_router.outcomes import error_structured, error_text
+    from colibri_router.errors.outcomes import error_structured, error_text
 
     structured = error_structured(error)
     return CallToolResult(

@@ -5,7 +5,7 @@ results and errors shaped. No provider names, retries or wire formats here.
 Start-up imports only what ``initialize`` and ``tools/list`` need: the SDK and the published schemas.
 The argument models and the router (and with it httpx and every codec) are imported by the first
 call, because some hosts stop waiting for a server that is slow to answer ``initialize``. Upstream
-calls use the event loop's shared HTTP client (:func:`colibri_router.clients.shared_client`): one per
+calls use the event loop's shared HTTP client (:func:`colibri_router.engine.clients.shared_client`): one per
 server run, opened by the first call, closed when the server's loop ends.
 
 Results and errors are shaped in :mod:`.results`.
@@ -52,9 +52,9 @@ INSTRUCTIONS = (
 )
 
 if TYPE_CHECKING:
+    from colibri_router.ask_many.schema import RouterAskManyInput
+    from colibri_router.call.schema import RouterCallInput
     from colibri_router.callers import Caller
-    from colibri_router.schema import RouterCallInput
-    from colibri_router.schema_many import RouterAskManyInput
     from colibri_router.schema_tools import RouterModelsInput, RouterRunInput, RouterThreadsInput, RouterUsageInput
     from colibri_router.session import McpSession
 
@@ -88,7 +88,7 @@ class _ArgumentsOnFirstCall(FuncMetadata):
         try:
             return super().validate_arguments(arguments_to_validate)
         except ValidationError as error:
-            from colibri_router.invalid import invalid_arguments
+            from colibri_router.errors.invalid import invalid_arguments
 
             return {"arguments": invalid_arguments(error, self.pre_parse_json(arguments_to_validate))}
 
@@ -151,7 +151,7 @@ async def _run(
             get_logger(__name__).warning(f"{tool} failed", code=error.code, status=error.status, error=error.message)
             return error_result(error)
         except Exception:
-            from colibri_router.outcomes import internal_error
+            from colibri_router.errors.outcomes import internal_error
 
             get_logger(__name__).exception(f"{tool} crashed")
             return error_result(internal_error())
@@ -165,7 +165,7 @@ def _over_http(ctx: Context[Any, Any]) -> bool:
 
 
 async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> ToolAnswer:
-    from colibri_router.calls import serve  # here, not at start-up: see the module docstring
+    from colibri_router.call.service import serve  # here, not at start-up: see the module docstring
 
     notify = _notifier(ctx)
     return await _answer(
@@ -180,7 +180,7 @@ async def router_call(arguments: RouterCallInput, ctx: Context[Any, Any]) -> Too
 
 
 async def router_ask_many(arguments: RouterAskManyInput, ctx: Context[Any, Any]) -> ToolAnswer:
-    from colibri_router.many import ask_many
+    from colibri_router.ask_many.service import ask_many
 
     return await _answer(
         "router_ask_many",
@@ -190,19 +190,19 @@ async def router_ask_many(arguments: RouterAskManyInput, ctx: Context[Any, Any])
 
 
 async def router_models(arguments: RouterModelsInput, ctx: Context[Any, Any]) -> ToolAnswer:
-    from colibri_router.catalog import list_models
+    from colibri_router.catalog.service import list_models
 
     return await _answer("router_models", ctx, lambda _: list_models(arguments))
 
 
 async def router_threads(arguments: RouterThreadsInput, ctx: Context[Any, Any]) -> ToolAnswer:
-    from colibri_router.records import threads
+    from colibri_router.history.service import threads
 
     return await _answer("router_threads", ctx, lambda who: threads(arguments, caller=who))
 
 
 async def router_usage(arguments: RouterUsageInput, ctx: Context[Any, Any]) -> ToolAnswer:
-    from colibri_router.records import usage
+    from colibri_router.history.service import usage
 
     return await _answer("router_usage", ctx, lambda who: usage(arguments, caller=who))
 

@@ -27,12 +27,12 @@ from colibri_router.store import import_store_module
 # What the tools import on their first call (see the function-level imports in .tools); a test makes
 # a call after warm() and fails on any colibri_router module the call still had to import.
 FIRST_CALL_MODULES = (
-    "colibri_router.calls",
-    "colibri_router.many",
-    "colibri_router.catalog",
-    "colibri_router.records",
-    "colibri_router.invalid",
-    "colibri_router.outcomes",
+    "colibri_router.call.service",
+    "colibri_router.ask_many.service",
+    "colibri_router.catalog.service",
+    "colibri_router.history.service",
+    "colibri_router.errors.invalid",
+    "colibri_router.errors.outcomes",
     "colibri_router.session",
     "colibri_router.server.arguments",
     "colibri_router.server.sampling",

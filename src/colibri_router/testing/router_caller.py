@@ -10,8 +10,8 @@ from typing import Any, cast
 import httpx
 from pydantic import ValidationError
 
+from colibri_router.call.schema import RouterCallInput, RouterCallResult
 from colibri_router.errors import ColibriError
-from colibri_router.schema import RouterCallInput, RouterCallResult
 from colibri_router.testing.caller import ModelCall, ModelCallError, ModelStep, ModelToolCall, Repair
 
 
@@ -23,7 +23,7 @@ class RouterCaller:
         self._client = client
 
     async def __call__(self, call: ModelCall, /) -> ModelStep:
-        from colibri_router.calls import serve  # the router loads with the first call, not with the package
+        from colibri_router.call.service import serve  # the router loads with the first call, not with the package
 
         arguments: dict[str, Any] = {**call.params, "model": call.model, "messages": call.messages}
         if call.system is not None:

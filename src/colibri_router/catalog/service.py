@@ -14,7 +14,8 @@ from collections.abc import Mapping
 import anyio
 import httpx
 
-from colibri_router.clients import shared_client
+from colibri_router.engine.clients import shared_client
+from colibri_router.engine.transport import get_json
 from colibri_router.errors import ColibriError
 from colibri_router.pricing import known_models as priced_models
 from colibri_router.providers import (
@@ -29,7 +30,6 @@ from colibri_router.providers import (
 from colibri_router.schema_tools import ProviderModels, RouterModelsInput, RouterModelsResult
 from colibri_router.session import current_session
 from colibri_router.settings import load_settings
-from colibri_router.transport import get_json
 from colibri_router.wires import codec_for
 
 MAX_SUGGESTIONS = 3
