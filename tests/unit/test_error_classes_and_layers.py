@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import colibri_router.adapters as facade
-from colibri_router import errors, pipeline
+from colibri_router import errors
+from colibri_router.engine import pipeline
 from colibri_router.errors import (
     AnthropicApiError,
     AnthropicConfigError,
