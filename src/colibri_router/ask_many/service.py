@@ -40,7 +40,7 @@ from colibri_router.ask_many.schema import (
 )
 from colibri_router.call.attachments import files_read_of, with_files
 from colibri_router.call.schema import Attempt, RouterCallInput, RouterCallResult
-from colibri_router.callers import local_principal
+from colibri_router.callers import ToolCall, local_principal
 from colibri_router.context import Reading
 from colibri_router.engine.retry import Deadline
 from colibri_router.errors import ColibriError, CostCapError, DeadlineError, InvalidRequestError
@@ -89,6 +89,11 @@ class _Run:
     def warnings(self) -> list[str]:
         """The result's own warnings (a store's failures among them), in the order they arose."""
         return self.ledger.warnings
+
+
+async def for_tool(args: RouterAskManyInput, call: ToolCall) -> RouterAskManyResult:
+    """router_ask_many, as the tool table (:mod:`colibri_router.server.table`) calls it."""
+    return await ask_many(args, principal=call.caller.name, notify=call.notify)
 
 
 async def ask_many(

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import anyio
 import httpx
 
+from colibri_router.callers import ToolCall
 from colibri_router.engine.clients import shared_client
 from colibri_router.engine.transport import get_json
 from colibri_router.errors import ColibriError
@@ -70,6 +71,11 @@ def did_you_mean(choice: Choice, registry: Registry) -> str:
         choice.model, known_models(choice.provider, registry), n=MAX_SUGGESTIONS, cutoff=0.5
     )
     return f" (did you mean: {', '.join(close)}?)" if close else ""
+
+
+async def for_tool(args: RouterModelsInput, _call: ToolCall) -> RouterModelsResult:
+    """router_models, as the tool table (:mod:`colibri_router.server.table`) calls it."""
+    return await list_models(args)
 
 
 async def list_models(args: RouterModelsInput, *, client: httpx.AsyncClient | None = None) -> RouterModelsResult:

@@ -8,12 +8,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from colibri_router.callers import ToolCall
 from colibri_router.errors import InvalidRequestError
 from colibri_router.schema_tools import RouterRunInput
 from colibri_router.testing.runner import RunProgress, run_scenario
 from colibri_router.testing.scenario import InvalidInput
 
 Notify = Callable[[float, str, float | None], Awaitable[None]]
+
+
+async def for_tool(args: RouterRunInput, call: ToolCall) -> dict[str, Any]:
+    """router_run, as the tool table (:mod:`colibri_router.server.table`) calls it: a remote caller's
+    scenario cannot be a path on this machine."""
+    return await run_for_tool(args, principal=call.caller.name, files=call.local_files, notify=call.notify)
 
 
 async def run_for_tool(
