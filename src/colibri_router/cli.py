@@ -18,9 +18,10 @@ from typing import NoReturn, TextIO
 
 from colibri_router import __version__
 from colibri_router.commands import ask_many, call, doctor, models, run, threads, token, usage
+from colibri_router.commands.output import invalid
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
-from colibri_router.providers import load_registry, provider_names
+from colibri_router.providers import configured, load_registry, provider_names, usable_providers
 from colibri_router.settings import load_settings
 
 HTTP_FLAGS = ("host", "port", "path", "workers")
@@ -110,8 +111,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parse(parser, argv)
     except UsageError as error:
-        from colibri_router.commands.output import invalid
-
         return invalid(sys.stdout, error.message)
     command = COMMANDS.get(args.command or "serve")
     if command is not None:
@@ -231,7 +230,6 @@ def provider_keys() -> list[tuple[str, str, bool]]:
 
     The one place the command reads the provider list, so that it follows wherever the registry
     lives. A setting that does not parse counts as no key (start-up already warned about it)."""
-    from colibri_router.providers import configured, usable_providers
 
     return [(spec.name, " or ".join(spec.key_envs), configured(spec)) for spec in usable_providers().values()]
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import anyio
 import httpx
 
+from colibri_router.agents.command import runs
 from colibri_router.callers import ToolCall
 from colibri_router.engine.clients import shared_client
 from colibri_router.engine.transport import get_json
@@ -60,7 +61,6 @@ async def subscription_available(spec: ProviderSpec) -> bool:
     model: the client of this session declared ``sampling``."""
     if spec.agent is None:
         return current_session().sampler is not None
-    from colibri_router.agents.command import runs
 
     return await anyio.to_thread.run_sync(runs, spec)
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from colibri_router.errors import ColibriError
+from colibri_router.errors import ColibriError, InvalidRequestError
 
 if TYPE_CHECKING:  # the commands are imported at start-up; pydantic with their first run
     from pydantic import BaseModel
@@ -24,7 +24,6 @@ def emit_error(stdout: TextIO, error: ColibriError) -> int:
 
 
 def invalid(stdout: TextIO, message: str) -> int:
-    from colibri_router.errors import InvalidRequestError
 
     return emit_error(stdout, InvalidRequestError(message))
 

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from colibri_router.errors import ConfigError
+
 FORMATS = ("pretty", "json", "junit")
 
 
@@ -38,7 +40,6 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
 
     from colibri_router import testing
-    from colibri_router.errors import ConfigError
 
     if args.schema:
         stdout.write(json.dumps(testing.Scenario.model_json_schema(by_alias=True), indent=2) + "\n")

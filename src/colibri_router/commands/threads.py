@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any, Literal, TextIO
 
+from colibri_router.commands.options import option_path
 from colibri_router.commands.output import emit_error, emit_json, invalid
 from colibri_router.errors import ColibriError
+from colibri_router.errors.invalid import invalid_arguments
 
 ACTIONS: dict[str, Literal["list", "get", "delete"]] = {"list": "list", "show": "get", "delete": "delete"}
 
@@ -34,9 +36,6 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     try:
         request = RouterThreadsInput.model_validate(fields)
     except ValidationError as exc:
-        from colibri_router.commands.options import option_path
-        from colibri_router.errors.invalid import invalid_arguments
-
         return emit_error(stdout, invalid_arguments(exc, fields, lambda path: option_path(path, args, fields)))
     try:
         result = anyio.run(threads, request)

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from colibri_router.errors import ConfigError
+from colibri_router.settings import load_settings
+from colibri_router.tokens import add_token
 
 
 def register(commands: Any, provider_names: list[str]) -> None:
@@ -22,8 +24,6 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from colibri_router.settings import load_settings
-    from colibri_router.tokens import add_token
 
     try:
         configured = load_settings().http_tokens_file

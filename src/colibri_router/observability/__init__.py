@@ -27,6 +27,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from colibri_router.logs import get_logger
+
 if TYPE_CHECKING:
     from colibri_router.call.schema import RouterCallInput, RouterCallResult
     from colibri_router.conversation import AssistantTurn
@@ -116,8 +118,6 @@ def install_traces_if_configured() -> bool:
 
         from colibri_router.observability.traces import Traces, tracer_provider_from_environment
     except ImportError:
-        from colibri_router.logs import get_logger
-
         get_logger(__name__).warning(
             "OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not installed: tracing is off; "
             "install it with pip install 'colibri-router[otel]'"

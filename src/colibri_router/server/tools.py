@@ -33,6 +33,7 @@ from colibri_router.logs import get_logger
 from colibri_router.providers import provider_names
 from colibri_router.server.identity import caller, caller_name
 from colibri_router.server.results import error_result, success_result
+from colibri_router.server.rounds import waiting_calls
 from colibri_router.server.schemas import published, with_provider_names
 from colibri_router.server.table import TOOLS, ToolEntry, load
 
@@ -206,7 +207,6 @@ def tools() -> list[Tool]:
 def build_server(**http: Any) -> MCPServer[Any]:
     """The server with its tools; ``http`` holds what serving over HTTP adds (auth), see
     :mod:`colibri_router.server.http`."""
-    from colibri_router.server.rounds import waiting_calls
 
     return MCPServer(
         SERVER_NAME,

@@ -11,6 +11,7 @@ from typing import Any
 from colibri_router.callers import ToolCall
 from colibri_router.errors import InvalidRequestError
 from colibri_router.schema_tools import RouterRunInput
+from colibri_router.testing.router_caller import RouterCaller
 from colibri_router.testing.runner import RunProgress, run_scenario
 from colibri_router.testing.scenario import InvalidInput
 
@@ -26,7 +27,6 @@ async def for_tool(args: RouterRunInput, call: ToolCall) -> dict[str, Any]:
 async def run_for_tool(
     args: RouterRunInput, *, principal: str | None = None, files: bool = True, notify: Notify | None = None
 ) -> dict[str, Any]:
-    from colibri_router.testing.router_caller import RouterCaller
 
     if args.scenario is None and not files:
         raise InvalidRequestError("scenario_path reads the server's disk, which remote callers cannot: pass scenario")
