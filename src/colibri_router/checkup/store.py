@@ -77,6 +77,7 @@ def _sqlite(path: Path) -> Section:
 async def _postgres(url: str) -> Section:
     import asyncpg
 
+    # The postgres extra (asyncpg): imported only when the store is PostgreSQL.
     from colibri_router.store.postgres.schema import MIGRATIONS, schema_version
 
     shown = without_password(url)

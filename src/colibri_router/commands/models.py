@@ -17,6 +17,7 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    # The service and its models load when the command runs, not with every CLI start (the server's).
     from colibri_router.catalog.service import list_models
     from colibri_router.schema_tools import RouterModelsInput
 

@@ -39,6 +39,7 @@ def register(commands: Any, provider_names: list[str]) -> None:
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
 
+    # The agent-testing runner loads when the command runs, not with every CLI start (the server's).
     from colibri_router import testing
 
     if args.schema:
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
 
 
 def _write_reports(reports: list[Any], formats: list[str], outs: list[Path], stdout: TextIO) -> None:
+    # The agent-testing runner loads when the command runs, not with every CLI start (the server's).
     from colibri_router import testing
 
     for index, kind in enumerate(formats):

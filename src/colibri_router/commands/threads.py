@@ -26,6 +26,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
     from pydantic import ValidationError
 
+    # The service and its models load when the command runs, not with every CLI start (the server's).
     from colibri_router.history.service import threads
     from colibri_router.schema_tools import RouterThreadsInput
     from colibri_router.store.errors import ThreadNotFound

@@ -116,6 +116,7 @@ def install_traces_if_configured() -> bool:
     try:
         from opentelemetry import trace
 
+        # The tracing extra (OpenTelemetry), loaded only when tracing is configured.
         from colibri_router.observability.traces import Traces, tracer_provider_from_environment
     except ImportError:
         get_logger(__name__).warning(

@@ -203,6 +203,7 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
     )
     _answer_posts_here(app, options.path)
     if observability.tracing():
+        # The tracing extra (OpenTelemetry), loaded only when tracing is configured.
         from colibri_router.observability.traces import ContinueHttpTrace
 
         app.user_middleware.insert(0, Middleware(ContinueHttpTrace))
