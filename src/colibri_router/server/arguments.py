@@ -26,14 +26,12 @@ class _WholeArguments(ArgModelBase):
 def _arguments(entry: ToolEntry) -> type[ArgModelBase]:
     """``entry``'s input model as its argument model: ``RouterCallInput`` → ``RouterCallArguments``."""
     model: type[BaseModel] = load(entry.arguments)
-    name = model.__name__.removesuffix("Input") + "Arguments"
-    namespace = {
-        "__module__": __name__,
-        "__qualname__": name,
-        "model_config": ConfigDict(title=f"{entry.name} arguments"),
-    }
-    arguments: type[ArgModelBase] = type(name, (model, _WholeArguments), namespace)
-    return arguments
+
+    class Arguments(model, _WholeArguments):  # type: ignore[valid-type,misc]  # the model is the table's
+        model_config = ConfigDict(title=f"{entry.name} arguments")
+
+    Arguments.__name__ = Arguments.__qualname__ = model.__name__.removesuffix("Input") + "Arguments"
+    return Arguments
 
 
 # Tool name → its argument model.
