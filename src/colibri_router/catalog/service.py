@@ -16,6 +16,7 @@ import httpx
 
 from colibri_router.agents.command import runs
 from colibri_router.callers import ToolCall
+from colibri_router.catalog.schema import ProviderModels, RouterModelsInput, RouterModelsResult
 from colibri_router.engine.clients import shared_client
 from colibri_router.engine.transport import get_json
 from colibri_router.errors import ColibriError
@@ -29,7 +30,6 @@ from colibri_router.providers import (
     connect,
     load_registry,
 )
-from colibri_router.schema_tools import ProviderModels, RouterModelsInput, RouterModelsResult
 from colibri_router.session import current_session
 from colibri_router.settings import load_settings
 from colibri_router.wires import codec_for

@@ -26,9 +26,10 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
     from pydantic import ValidationError
 
+    from colibri_router.history.schema import RouterThreadsInput
+
     # The service and its models load when the command runs, not with every CLI start (the server's).
     from colibri_router.history.service import threads
-    from colibri_router.schema_tools import RouterThreadsInput
     from colibri_router.store.errors import ThreadNotFound
 
     if args.action != "list" and args.thread_id is None:

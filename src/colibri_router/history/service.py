@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from colibri_router.callers import Caller, ToolCall, local_caller
 from colibri_router.errors import ConfigError
-from colibri_router.schema_tools import (
+from colibri_router.history.schema import (
     RouterThreadsInput,
     RouterThreadsResult,
     RouterUsageInput,

@@ -90,8 +90,8 @@ in `files` rather than pasting their content.\
         "aliases router_call accepts. live: also ask each configured provider's model list.",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True, destructive_hint=False),
         service="colibri_router.catalog.service:for_tool",
-        arguments="colibri_router.schema_tools:RouterModelsInput",
-        result="colibri_router.schema_tools:RouterModelsResult",
+        arguments="colibri_router.catalog.schema:RouterModelsInput",
+        result="colibri_router.catalog.schema:RouterModelsResult",
     ),
     ToolEntry(
         name="router_threads",
@@ -101,8 +101,8 @@ in `files` rather than pasting their content.\
             read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
         ),
         service="colibri_router.history.service:threads_for_tool",
-        arguments="colibri_router.schema_tools:RouterThreadsInput",
-        result="colibri_router.schema_tools:RouterThreadsResult",
+        arguments="colibri_router.history.schema:RouterThreadsInput",
+        result="colibri_router.history.schema:RouterThreadsResult",
         sparse=True,
     ),
     ToolEntry(
@@ -112,8 +112,8 @@ in `files` rather than pasting their content.\
         "today/7d/30d/all, optionally grouped by provider, model or day.",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False, destructive_hint=False),
         service="colibri_router.history.service:usage_for_tool",
-        arguments="colibri_router.schema_tools:RouterUsageInput",
-        result="colibri_router.schema_tools:RouterUsageResult",
+        arguments="colibri_router.history.schema:RouterUsageInput",
+        result="colibri_router.history.schema:RouterUsageResult",
     ),
     ToolEntry(
         name="router_run",
@@ -124,7 +124,7 @@ in `files` rather than pasting their content.\
             read_only_hint=False, open_world_hint=True, destructive_hint=False, idempotent_hint=False
         ),
         service="colibri_router.testing.service:for_tool",
-        arguments="colibri_router.schema_tools:RouterRunInput",
+        arguments="colibri_router.testing.tool_input:RouterRunInput",
         result="colibri_router.testing.report:Report",
         # The whole report (every run's turns, assertions, comparisons) would be 9,000 characters of
         # tools/list: its top level is described, the rest in docs/agent-testing.md.

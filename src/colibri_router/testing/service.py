@@ -10,10 +10,10 @@ from typing import Any
 
 from colibri_router.callers import ToolCall
 from colibri_router.errors import InvalidRequestError
-from colibri_router.schema_tools import RouterRunInput
 from colibri_router.testing.router_caller import RouterCaller
 from colibri_router.testing.runner import RunProgress, run_scenario
 from colibri_router.testing.scenario import InvalidInput
+from colibri_router.testing.tool_input import RouterRunInput
 
 Notify = Callable[[float, str, float | None], Awaitable[None]]
 
