@@ -242,7 +242,7 @@ def test_the_errors_page_documents_every_error_code() -> None:
 
 
 def test_the_tool_page_documents_every_tool_field() -> None:
-    from colibri_router.call.schema import RouterCallInput, RouterCallResult
+    from colibri_router.schema import RouterCallInput, RouterCallResult
 
     text = page("tools.md")
     fields = {*RouterCallInput.model_fields, *RouterCallResult.model_fields}
@@ -252,7 +252,7 @@ def test_the_tool_page_documents_every_tool_field() -> None:
 
 def test_the_ask_many_page_documents_router_ask_many_and_its_example_is_a_valid_call_and_result() -> None:
     from colibri_router.ask_many.schema import Answer, RouterAskManyInput, RouterAskManyResult, Verdict
-    from colibri_router.call.schema import RouterCallInput
+    from colibri_router.schema import RouterCallInput
 
     text = page("ask-many.md")
     own = set(RouterAskManyInput.model_fields) - set(RouterCallInput.model_fields)

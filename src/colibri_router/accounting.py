@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from colibri_router.call.schema import RouterCallInput, RouterCallResult
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError, ConfigError
 from colibri_router.logs import get_logger
 from colibri_router.pricing import worst_case_cost
 from colibri_router.providers import Choice
+from colibri_router.schema import RouterCallInput, RouterCallResult
 from colibri_router.settings import Settings
 from colibri_router.store import (
     BudgetLimits,

@@ -24,10 +24,10 @@ from media_samples import (
     truncated,
 )
 
-from colibri_router.call.schema import RouterCallInput
 from colibri_router.call.service import serve
 from colibri_router.errors import ColibriError
 from colibri_router.providers import BUILTIN
+from colibri_router.schema import RouterCallInput
 
 # (model, fake upstream route, whether the model reads PDFs natively)
 WIRES = [

@@ -15,10 +15,10 @@ import pytest
 from fake_upstream import FakeUpstream, kimi_text
 from http_harness import MCP_HEADERS, cancellation, http_server, http_session, tokens_for, tools_call
 
-from colibri_router.call.schema import RouterCallInput
 from colibri_router.pricing import worst_case_cost
 from colibri_router.providers import BUILTIN
 from colibri_router.router import build_request
+from colibri_router.schema import RouterCallInput
 from colibri_router.store import micro_to_usd, usd_to_micro
 from colibri_router.token_estimate import request_tokens
 

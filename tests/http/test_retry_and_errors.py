@@ -25,8 +25,8 @@ from _wire import (
 )
 
 from colibri_router.adapters import AnthropicApiError, AnthropicTimeoutError, KimiApiError, KimiTimeoutError
-from colibri_router.engine.retry import RetryPolicy, parse_retry_after
 from colibri_router.errors import ApiError, ColibriError
+from colibri_router.retry import RetryPolicy, parse_retry_after
 
 
 @pytest.fixture(params=FLAVORS, ids=[f.name for f in FLAVORS])

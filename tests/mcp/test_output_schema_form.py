@@ -91,7 +91,7 @@ def test_a_collapsed_schema_keeps_the_outer_levels_and_only_the_type_below() -> 
 
 
 def test_a_real_result_with_every_nullable_field_set_both_ways_is_valid() -> None:
-    from colibri_router.call.schema import RouterCallResult
+    from colibri_router.schema import RouterCallResult
 
     bare = RouterCallResult(
         provider="kimi",

@@ -10,8 +10,8 @@ from typing import Any, cast
 import pytest
 
 from colibri_router.accounting import STORE_OFF_BUDGET, STORE_OFF_THREAD, Ledger
-from colibri_router.call.schema import RouterCallInput, RouterCallResult
 from colibri_router.errors import ColibriError, ConfigError, DeadlineError
+from colibri_router.schema import RouterCallInput, RouterCallResult
 from colibri_router.settings import load_settings
 from colibri_router.store import LedgerRow, Store, StoreError, usd_to_micro
 

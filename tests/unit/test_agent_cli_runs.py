@@ -12,12 +12,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from colibri_router.call.schema import RouterCallInput
 from colibri_router.catalog.schema import RouterModelsInput
 from colibri_router.catalog.service import list_models
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError
 from colibri_router.router import route
+from colibri_router.schema import RouterCallInput
 from colibri_router.session import McpSession, Sampled, in_session
 
 pytestmark = pytest.mark.anyio

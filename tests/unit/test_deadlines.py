@@ -10,7 +10,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from colibri_router.engine.deadlines import DeadlineScope, within
+from colibri_router.deadlines import DeadlineScope, within
 
 LONG = 5.0  # work that outlasts every deadline below: a scope left uncancelled fails its test, not hangs it
 

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 import colibri_router.adapters as facade
 from colibri_router import errors
-from colibri_router.engine import pipeline
 from colibri_router.errors import (
     AnthropicApiError,
     AnthropicConfigError,
@@ -28,6 +27,7 @@ from colibri_router.errors import (
     error_family,
 )
 from colibri_router.providers import BUILTIN
+from colibri_router.router import pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "colibri_router"

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from colibri_router.call.schema import RouterCallInput
 from colibri_router.errors import ColibriError
 from colibri_router.router import route
+from colibri_router.schema import RouterCallInput
 
 Handler = Callable[[httpx.Request], httpx.Response]
 OPENAI_QUOTA = {

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from colibri_router.ask_many.judge import agreement, judge_prompt, render_conversation
-from colibri_router.call.schema import RouterCallResult, ToolCallOut
 from colibri_router.conversation import Message, Text, Thinking, ToolCall, ToolResult
+from colibri_router.schema import RouterCallResult, ToolCallOut
 
 # Text a judge may write before its score, without the word "agreement" in it.
 prose = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200).filter(

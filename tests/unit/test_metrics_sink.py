@@ -13,11 +13,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from colibri_router import observability
 from colibri_router import store as store_module
-from colibri_router.call.schema import RouterCallInput
 from colibri_router.call.service import serve
 from colibri_router.errors import ColibriError
 from colibri_router.observability.labels import model_label, provider_label
 from colibri_router.observability.metrics import Metrics
+from colibri_router.schema import RouterCallInput
 from colibri_router.server.http import HttpOptions, build_app, plan
 from colibri_router.settings import load_settings
 from colibri_router.tokens import add_token

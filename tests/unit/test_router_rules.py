@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from colibri_router.call.schema import RouterCallInput
 from colibri_router.conversation import AssistantTurn, Message, Text, ToolCall, ToolResult
 from colibri_router.errors import InvalidRequestError
 from colibri_router.router import build_request, with_neutral_ids
+from colibri_router.schema import RouterCallInput
 
 TOOL = {"name": "read_file", "input_schema": {"type": "object"}}
 

@@ -10,9 +10,9 @@ import pytest
 
 from colibri_router.adapters import run_completion
 from colibri_router.conversation import CompletionRequest, user_prompt
-from colibri_router.engine.retry import Deadline
 from colibri_router.progress import CallProgress
 from colibri_router.providers import BUILTIN, Connection
+from colibri_router.retry import Deadline
 from colibri_router.wires import codec_for
 
 ANSWER = {

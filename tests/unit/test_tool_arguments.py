@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colibri_router.call.schema import InputMessage
 from colibri_router.conversation import ToolCall
+from colibri_router.schema import InputMessage
 from colibri_router.toolcalls.arguments import arguments_object, parse_arguments, unreadable_calls_warning
 
 JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 from typing import get_args
 
-from colibri_router.engine.runners import RUNNERS, runner_for
 from colibri_router.providers import BUILTIN, spec
 from colibri_router.providers.wires import (
     RECORDS,
@@ -18,6 +17,7 @@ from colibri_router.providers.wires import (
     RunnerName,
     WireName,
 )
+from colibri_router.router.runners import RUNNERS, runner_for
 from colibri_router.wires import WIRES, codec_for
 
 NAMES = tuple(record.name for record in WIRE_RECORDS)

@@ -21,7 +21,6 @@ from colibri_router.adapters.kimi import (
 )
 from colibri_router.adapters.prompt import CompletionOptions, complete_prompt
 from colibri_router.conversation import AnthropicTool, CompletionResult
-from colibri_router.engine.pipeline import DEFAULT_MAX_TOKENS, Completion, run_completion
 from colibri_router.errors import (
     AnthropicApiError,
     AnthropicConfigError,
@@ -36,6 +35,7 @@ from colibri_router.errors import (
     KimiTimeoutError,
 )
 from colibri_router.providers import BUILTIN, ProviderSpec, load_registry
+from colibri_router.router.pipeline import DEFAULT_MAX_TOKENS, Completion, run_completion
 from colibri_router.settings import load_settings
 
 Provider = ProviderSpec

@@ -27,12 +27,12 @@ from colibri_router.agents.failures import run_failure
 from colibri_router.agents.process import run_process
 from colibri_router.agents.transcript import build_prompt, session_state
 from colibri_router.conversation import AssistantTurn, CompletionRequest, Part, Text, Thinking, Usage
-from colibri_router.engine.deadlines import within
-from colibri_router.engine.retry import Deadline
+from colibri_router.deadlines import within
 from colibri_router.errors import ConfigError, InvalidRequestError, error_family
 from colibri_router.logs import get_logger
 from colibri_router.progress import CallProgress
 from colibri_router.providers.spec import ProviderSpec
+from colibri_router.retry import Deadline
 from colibri_router.settings import Settings
 
 __all__ = ["AgentAnswer", "refuse_nesting", "run_agent"]

@@ -18,8 +18,8 @@ import re
 import string
 from collections.abc import Sequence
 
-from colibri_router.call.schema import RouterCallResult
 from colibri_router.conversation import Message, Text, ToolCall, ToolResult
+from colibri_router.schema import RouterCallResult
 
 JUDGE_SYSTEM = (
     "You compare answers that several AI models gave to the same question. The answers are labelled "

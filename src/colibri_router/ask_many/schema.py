@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_v
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 from pydantic_core import CoreSchema
 
-from colibri_router.call.schema import FileReadOut, RouterCallInput, ToolCallOut
+from colibri_router.schema import FileReadOut, RouterCallInput, ToolCallOut
 
 MIN_MODELS, MAX_MODELS = 2, 8
 SUMMARY_CHARS = 400  # what `detail: "summary"` keeps of each answer's content

@@ -38,16 +38,16 @@ from colibri_router.ask_many.schema import (
     RouterAskManyResult,
     Verdict,
 )
-from colibri_router.call.attachments import files_read_of, with_files
-from colibri_router.call.schema import Attempt, RouterCallInput, RouterCallResult
 from colibri_router.callers import ToolCall, local_principal
 from colibri_router.context import Reading
-from colibri_router.engine.retry import Deadline
 from colibri_router.errors import ColibriError, CostCapError, DeadlineError, InvalidRequestError
-from colibri_router.errors.outcomes import error_structured
+from colibri_router.outcomes import error_structured
 from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.providers.placing import UnknownModelError, refusal
+from colibri_router.retry import Deadline
 from colibri_router.router import Plan, plan, route
+from colibri_router.router.attachments import files_read_of, with_files
+from colibri_router.schema import Attempt, RouterCallInput, RouterCallResult
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store import LedgerRow, StoreError
 

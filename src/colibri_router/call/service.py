@@ -23,14 +23,14 @@ import httpx
 
 from colibri_router import observability
 from colibri_router.accounting import Ledger, worst_case
-from colibri_router.call.attachments import with_files
-from colibri_router.call.schema import InputMessage, RouterCallInput, RouterCallResult
 from colibri_router.callers import ToolCall, local_principal
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError, CostCapError
 from colibri_router.progress import Notify
 from colibri_router.providers import Choice
 from colibri_router.router import route
+from colibri_router.router.attachments import with_files
+from colibri_router.schema import InputMessage, RouterCallInput, RouterCallResult
 from colibri_router.settings import load_settings
 from colibri_router.store import StoreError
 

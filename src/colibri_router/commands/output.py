@@ -18,7 +18,7 @@ def emit_json(stdout: TextIO, value: Any) -> None:
 
 def emit_error(stdout: TextIO, error: ColibriError) -> int:
     # The error objects (and with them the result models) load only when a command fails.
-    from colibri_router.errors.outcomes import error_structured
+    from colibri_router.outcomes import error_structured
 
     emit_json(stdout, error_structured(error))
     return 1

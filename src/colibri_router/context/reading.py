@@ -144,7 +144,7 @@ def _read_media(file: Found, size: int, media_type: str, reading: Reading) -> No
 
 def _media_tokens_read(media: Media) -> int:
     """An image's or a PDF's tokens, a PDF's from its pages when it can be read here (the models it
-    goes to say what is wrong with one that cannot: see :mod:`colibri_router.media.fit`)."""
+    goes to say what is wrong with one that cannot: see :mod:`colibri_router.router.fit`)."""
     if media.kind == "image":
         return IMAGE_TOKENS
     try:

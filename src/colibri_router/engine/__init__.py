@@ -1,2 +1,2 @@
-"""The engine below the services: one attempt's request to the model (the pipeline, its runners, the HTTP
-exchange, retries, deadlines), and how a failure is classified."""
+"""One HTTP exchange with an upstream: the clients, the request and its answer or stream, and which
+``kind`` a failure is."""

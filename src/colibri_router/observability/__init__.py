@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 from colibri_router.logs import get_logger
 
 if TYPE_CHECKING:
-    from colibri_router.call.schema import RouterCallInput, RouterCallResult
     from colibri_router.conversation import AssistantTurn
     from colibri_router.errors import ColibriError
+    from colibri_router.schema import RouterCallInput, RouterCallResult
 
 __all__ = [
     "Attempt",

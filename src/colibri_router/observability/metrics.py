@@ -33,11 +33,11 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import multiprocess as prometheus_multiprocess
 
-from colibri_router.call.schema import RouterCallResult
 from colibri_router.errors import ColibriError
 from colibri_router.observability import CallFacts, RoutedCall, Sink
 from colibri_router.observability.labels import kind_label, labels
 from colibri_router.providers import load_registry
+from colibri_router.schema import RouterCallResult
 from colibri_router.store import BudgetExceeded
 
 MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"

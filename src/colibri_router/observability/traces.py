@@ -42,10 +42,10 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from colibri_router import __version__
-from colibri_router.call.schema import RouterCallResult
 from colibri_router.conversation import AssistantTurn
 from colibri_router.errors import ColibriError
 from colibri_router.observability import Attempt, CallFacts, RoutedCall, Sink
+from colibri_router.schema import RouterCallResult
 from colibri_router.settings import load_settings
 
 SERVICE = "colibri-router"

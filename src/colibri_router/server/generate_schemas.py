@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from colibri_router.call.schema import ErrorResult
+from colibri_router.schema import ErrorResult
 from colibri_router.server.arguments import ARGUMENTS
 from colibri_router.server.schemas import SCHEMAS_FILE
 from colibri_router.server.table import BY_NAME, TOOLS, load

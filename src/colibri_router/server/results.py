@@ -27,7 +27,7 @@ def success_result(result: BaseModel | dict[str, Any], *, sparse: bool = False) 
 def error_result(error: ColibriError) -> CallToolResult:
     """Built by hand: the SDK's ToolError would prefix "Error executing tool" before our code."""
     # The error objects (and with them the result models) load only when a call fails.
-    from colibri_router.errors.outcomes import error_structured, error_text
+    from colibri_router.outcomes import error_structured, error_text
 
     structured = error_structured(error)
     return CallToolResult(

@@ -5,7 +5,7 @@ has: on a 2025 connection (the ``initialize`` handshake) the request goes to the
 session, mid-call; on a 2026-07-28 connection (``server/discover``, no requests from the server) it
 goes out in an ``InputRequiredResult`` and the call waits for the client's retry (:mod:`.rounds`).
 Over Streamable HTTP the server is stateless, so neither reaches the client: ``host`` is refused
-there (:data:`colibri_router.engine.host.NO_SAMPLING_OVER_HTTP`). The router reaches the sampler through
+there (:data:`colibri_router.router.host.NO_SAMPLING_OVER_HTTP`). The router reaches the sampler through
 :func:`colibri_router.session.current_session` and never imports mcp.
 """
 

@@ -66,8 +66,8 @@ in `files` rather than pasting their content.\
 """,
         annotations=_ASKS_MODELS,
         service="colibri_router.call.service:for_tool",
-        arguments="colibri_router.call.schema:RouterCallInput",
-        result="colibri_router.call.schema:RouterCallResult",
+        arguments="colibri_router.schema:RouterCallInput",
+        result="colibri_router.schema:RouterCallResult",
         provider_enum=True,
     ),
     ToolEntry(

@@ -28,10 +28,10 @@ from colibri_router import __version__, observability
 from colibri_router.callers import Caller, Notify, ToolCall
 from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.errors.invalid import invalid_arguments
-from colibri_router.inflight import InFlight, call_key
 from colibri_router.logs import get_logger
 from colibri_router.providers import provider_names
 from colibri_router.server.identity import caller, caller_name
+from colibri_router.server.inflight import InFlight, call_key
 from colibri_router.server.results import error_result, success_result
 from colibri_router.server.rounds import waiting_calls
 from colibri_router.server.schemas import published, with_provider_names
@@ -145,7 +145,7 @@ async def _run(
             return error_result(error)
         except Exception:
             # Only a failure needs the error objects (the result models come with them).
-            from colibri_router.errors.outcomes import internal_error
+            from colibri_router.outcomes import internal_error
 
             get_logger(__name__).exception(f"{tool} crashed")
             return error_result(internal_error())

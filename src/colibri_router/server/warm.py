@@ -24,7 +24,7 @@ import importlib
 # What the shell itself imports on a first call (see the function-level imports in .tools), loaded
 # with this module; each tool's service and models are read from the tool table. A test makes a call
 # after warm() and fails on any colibri_router module the call still had to import.
-from colibri_router.errors import outcomes as _outcomes  # noqa: F401
+from colibri_router import outcomes as _outcomes  # noqa: F401
 from colibri_router.server import arguments as _arguments  # noqa: F401
 from colibri_router.server import sampling as _sampling  # noqa: F401
 from colibri_router.server.table import TOOLS

@@ -10,11 +10,11 @@ from typing import Any, cast
 import httpx
 from pydantic import ValidationError
 
-from colibri_router.call.schema import RouterCallInput, RouterCallResult
 from colibri_router.call.service import serve  # the router loads with the first call, not with the package
 from colibri_router.errors import ColibriError
 from colibri_router.providers import load_registry
 from colibri_router.providers.placing import UnknownModelError
+from colibri_router.schema import RouterCallInput, RouterCallResult
 from colibri_router.settings import load_settings
 from colibri_router.testing.caller import ModelCall, ModelCallError, ModelStep, ModelToolCall, Repair
 

@@ -20,7 +20,7 @@ from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from colibri_router.call.schema import InputMessage, RouterCallInput
+from colibri_router.schema import InputMessage, RouterCallInput
 from colibri_router.testing.expectations import (
     ASSERTION_TYPES,
     Assertion,

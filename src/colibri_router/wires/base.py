@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from colibri_router.conversation import AssistantTurn, CompletionRequest
-from colibri_router.engine.retry import parse_retry_after
 from colibri_router.errors import ErrorFamily, InvalidRequestError, Kind, error_family
 from colibri_router.providers.profiles import ModelProfile
 from colibri_router.providers.spec import ProviderSpec
+from colibri_router.retry import parse_retry_after
 from colibri_router.toolcalls.assembly import StreamAssembler
 from colibri_router.toolcalls.ids import KimiIdMode
 

@@ -1,5 +1,5 @@
 """Error results a model can act on: the structured object every tool returns for a failure (an
-:class:`~colibri_router.call.schema.ErrorResult`, which every tool's output schema describes beside its
+:class:`~colibri_router.schema.ErrorResult`, which every tool's output schema describes beside its
 success object), and its text form (``CODE: message`` then the same object as compact JSON, for hosts
 that read only text)."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from colibri_router.call.schema import Attempt, ErrorDetail, ErrorResult
 from colibri_router.errors import ColibriError
+from colibri_router.schema import Attempt, ErrorDetail, ErrorResult
 
 INTERNAL_ERROR = "INTERNAL_ERROR"
 # Said after a setting's error: the command that checks every setting at once, keys included.

@@ -11,12 +11,12 @@ own model.
 from __future__ import annotations
 
 from colibri_router.conversation import AssistantTurn, CompletionRequest, Text, Usage
-from colibri_router.engine.deadlines import within
-from colibri_router.engine.retry import Deadline
+from colibri_router.deadlines import within
 from colibri_router.errors import InvalidRequestError, error_family
 from colibri_router.progress import CallProgress
 from colibri_router.providers.builtin import HOST_MODEL
 from colibri_router.providers.spec import ProviderSpec
+from colibri_router.retry import Deadline
 from colibri_router.session import current_session
 
 NO_SAMPLING = (

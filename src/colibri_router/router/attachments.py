@@ -13,12 +13,12 @@ from dataclasses import replace
 
 import anyio
 
-from colibri_router.call.schema import FileReadOut, InputMessage, RouterCallInput
 from colibri_router.context import DEFAULT_CONTEXT_TOKENS, Reading, gather
 from colibri_router.conversation import CompletionRequest, Text
 from colibri_router.errors import InvalidRequestError
 from colibri_router.pricing import context_window
 from colibri_router.providers import Choice
+from colibri_router.schema import FileReadOut, InputMessage, RouterCallInput
 from colibri_router.session import current_session
 from colibri_router.settings import Settings
 from colibri_router.token_estimate import request_tokens
