@@ -13,7 +13,6 @@ from typing import Any, TextIO
 
 from colibri_router.errors import ConfigError
 from colibri_router.settings import load_settings
-from colibri_router.tokens import add_token
 
 
 def register(commands: Any, provider_names: list[str]) -> None:
@@ -24,6 +23,8 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    # Loaded when the command runs, not with every CLI start (the server's).
+    from colibri_router.tokens import add_token
 
     try:
         configured = load_settings().http_tokens_file
