@@ -19,11 +19,11 @@ from contextlib import AsyncExitStack
 
 from benchmarks.measure import Plan, Report, Row, interleave, median, ms, paired_differences, paired_ratios, percentile
 from benchmarks.upstream import ANSWER, PROMPT, default_logger_to_devnull, environment, lean_upstream
-from colibri_router.calls import serve
-from colibri_router.many import ask_many
+from colibri_router.ask_many.schema import RouterAskManyInput
+from colibri_router.ask_many.service import ask_many
+from colibri_router.call.service import serve
 from colibri_router.providers import BUILTIN
 from colibri_router.schema import RouterCallInput
-from colibri_router.schema_many import RouterAskManyInput
 
 LATENCIES = {"kimi": 0.1, "deepseek": 0.2, "groq": 0.3}
 MODELS = {"kimi": "kimi:kimi-k2.6", "deepseek": "deepseek:deepseek-chat", "groq": "groq:llama-3.3-70b-versatile"}

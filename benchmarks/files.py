@@ -24,10 +24,10 @@ import tracemalloc
 from pathlib import Path
 
 from benchmarks.measure import Report, Row
-from colibri_router.attachments import with_files
-from colibri_router.media_fit import fit_media, has_media
 from colibri_router.providers import BUILTIN, Choice
 from colibri_router.router import build_request
+from colibri_router.router.attachments import with_files
+from colibri_router.router.fit import fit_media, has_media
 from colibri_router.schema import RouterCallInput
 from colibri_router.settings import load_settings
 from colibri_router.wires import codec_for

@@ -25,7 +25,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from colibri_router.adapters import KimiCompletionOptions
-from colibri_router.clients import HTTP_TIMEOUT, POOL_LIMITS
+from colibri_router.engine.clients import HTTP_TIMEOUT, POOL_LIMITS
 from colibri_router.logs import get_logger
 
 __all__ = [
@@ -102,7 +102,7 @@ async def lean_upstream(latency_s: float = 0.0) -> AsyncIterator[LeanUpstream]:
 
 
 def server_pool_limits() -> httpx.Limits:
-    """The pool limits of every colibri-router client (``colibri_router.clients.POOL_LIMITS``)."""
+    """The pool limits of every colibri-router client (``colibri_router.engine.clients.POOL_LIMITS``)."""
     return POOL_LIMITS
 
 

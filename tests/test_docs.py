@@ -231,8 +231,8 @@ def check_host_servers(servers: dict[str, Any], inputs: set[str], *, vscode: boo
 
 
 def check_router_json(document: dict[str, Any]) -> None:
+    from colibri_router.ask_many.schema import RouterAskManyInput, RouterAskManyResult
     from colibri_router.schema import RouterCallInput, RouterCallResult
-    from colibri_router.schema_many import RouterAskManyInput, RouterAskManyResult
 
     if "prompt" in document or "messages" in document:
         model = RouterAskManyInput if "models" in document else RouterCallInput

@@ -251,8 +251,8 @@ def test_the_tool_page_documents_every_tool_field() -> None:
 
 
 def test_the_ask_many_page_documents_router_ask_many_and_its_example_is_a_valid_call_and_result() -> None:
+    from colibri_router.ask_many.schema import Answer, RouterAskManyInput, RouterAskManyResult, Verdict
     from colibri_router.schema import RouterCallInput
-    from colibri_router.schema_many import Answer, RouterAskManyInput, RouterAskManyResult, Verdict
 
     text = page("ask-many.md")
     own = set(RouterAskManyInput.model_fields) - set(RouterCallInput.model_fields)

@@ -8,6 +8,7 @@ The shell decides who the caller is; the services only use it.
 from __future__ import annotations
 
 import functools
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from colibri_router.environment import user_id, values_of
@@ -26,6 +27,20 @@ class Caller:
     def visible(self) -> str | None:
         """Whose threads and usage this caller reads: their own, or (None) everyone's."""
         return None if self.admin else self.name
+
+
+# progress, message, total (None: unknown): what a tool's progress notification carries.
+Notify = Callable[[float, str, float | None], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """What a tool's service learns of its call besides the arguments: who asked, where its progress
+    goes, and whether it may read paths on this machine (not for a remote caller over HTTP)."""
+
+    caller: Caller
+    notify: Notify
+    local_files: bool
 
 
 def local_principal() -> str:

@@ -18,9 +18,11 @@ from typing import NoReturn, TextIO
 
 from colibri_router import __version__
 from colibri_router.commands import ask_many, call, doctor, models, run, threads, token, usage
+from colibri_router.commands.output import invalid
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
-from colibri_router.providers import load_registry, provider_names
+from colibri_router.observability import install_traces_if_configured
+from colibri_router.providers import configured, load_registry, provider_names, usable_providers
 from colibri_router.settings import load_settings
 
 HTTP_FLAGS = ("host", "port", "path", "workers")
@@ -110,8 +112,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parse(parser, argv)
     except UsageError as error:
-        from colibri_router.commands.output import invalid
-
         return invalid(sys.stdout, error.message)
     command = COMMANDS.get(args.command or "serve")
     if command is not None:
@@ -128,7 +128,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     _end_at_once_on_interrupt()  # first: the SDK's import alone takes a while
     _configure_logging_from_settings()
-    from colibri_router.observability import install_traces_if_configured
     from colibri_router.server import build_server  # the SDK loads only when serving
 
     install_traces_if_configured()
@@ -141,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _serve_http(args: argparse.Namespace) -> int:
     """``serve --http``: uvicorn ends on Ctrl-C or SIGTERM by itself, letting calls in flight finish."""
     _configure_logging_from_settings()
+    # serve --http only: uvicorn and Starlette load when a team server starts.
     from colibri_router.server.http import HttpOptions, plan, serve_http
 
     given = {flag: getattr(args, flag) for flag in HTTP_FLAGS if getattr(args, flag) is not None}
@@ -231,7 +231,6 @@ def provider_keys() -> list[tuple[str, str, bool]]:
 
     The one place the command reads the provider list, so that it follows wherever the registry
     lives. A setting that does not parse counts as no key (start-up already warned about it)."""
-    from colibri_router.providers import configured, usable_providers
 
     return [(spec.name, " or ".join(spec.key_envs), configured(spec)) for spec in usable_providers().values()]
 

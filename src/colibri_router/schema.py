@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
-from colibri_router.context.media import media_of
 from colibri_router.conversation import (
     Media,
     Message,
@@ -27,6 +26,7 @@ from colibri_router.conversation import (
     ToolSpec,
     user_prompt,
 )
+from colibri_router.media.kinds import media_of
 
 
 class _Block(BaseModel):

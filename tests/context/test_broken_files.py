@@ -40,14 +40,14 @@ from media_samples import (
 from PIL import Image
 
 from colibri_router.context import Reading, gather
-from colibri_router.context.images import ImageUnreadable, downscaled
 from colibri_router.context.paths import Found
-from colibri_router.context.pdf import PdfEncrypted, PdfUnreadable, pdf_pages, pdf_text
 from colibri_router.context.reading import PDF_PAGE_TOKENS, Limits, read_all
 from colibri_router.conversation import CompletionRequest, Media, Message, Text
 from colibri_router.errors import InvalidRequestError
-from colibri_router.media_fit import MediaUnreadable, fit_media
+from colibri_router.media.images import ImageUnreadable, downscaled
+from colibri_router.media.pdf import PdfEncrypted, PdfUnreadable, pdf_pages, pdf_text
 from colibri_router.providers import BUILTIN, Choice
+from colibri_router.router.fit import MediaUnreadable, fit_media
 from colibri_router.settings import load_settings
 
 TEXT_PDF = pdf_with_text("Quarterly numbers")

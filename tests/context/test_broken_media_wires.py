@@ -24,7 +24,7 @@ from media_samples import (
     truncated,
 )
 
-from colibri_router.calls import serve
+from colibri_router.call.service import serve
 from colibri_router.errors import ColibriError
 from colibri_router.providers import BUILTIN
 from colibri_router.schema import RouterCallInput

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colibri_router.attachments import files_read_of
 from colibri_router.context import gather
 from colibri_router.context.encodings import Decoded, decode
 from colibri_router.context.reading import numbered_block
+from colibri_router.router.attachments import files_read_of
 from colibri_router.settings import load_settings
 
 FRENCH = "Le café était plein. « Quelle journée », pensa François.\nÀ demain, Zoë !\n"

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from colibri_router import store as store_module
-from colibri_router.calls import serve
+from colibri_router.call.service import serve
 from colibri_router.errors import ColibriError
 from colibri_router.schema import RouterCallInput
 from colibri_router.token_estimate import request_tokens

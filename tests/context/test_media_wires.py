@@ -14,7 +14,7 @@ from fake_upstream import FakeUpstream
 from media_samples import blank_pdf, document_block, image_block, jpeg, noisy_png, pdf_with_text, png
 from pypdf import PdfWriter
 
-from colibri_router.calls import serve
+from colibri_router.call.service import serve
 from colibri_router.errors import ColibriError
 from colibri_router.providers import BUILTIN
 from colibri_router.schema import RouterCallInput

@@ -27,7 +27,8 @@ def test_start_up_and_the_tool_list_build_no_model() -> None:
         "    async with Client(build_server()) as client:\n"
         "        await client.list_tools()\n"
         "anyio.run(main)\n"
-        "print([m for m in ('colibri_router.schema', 'colibri_router.schema_tools',\n"
+        "print([m for m in ('colibri_router.schema', 'colibri_router.catalog.schema',\n"
+        "    'colibri_router.history.schema', 'colibri_router.testing.tool_input',\n"
         "    'colibri_router.conversation', 'colibri_router.server.arguments') if m in sys.modules])\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

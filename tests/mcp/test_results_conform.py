@@ -37,11 +37,11 @@ from colibri_router.store.errors import StoreError
 
 # Each tool, the module and function its result comes from, and arguments its model accepts.
 SERVICES: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "router_call": ("colibri_router.calls", "serve", {"prompt": "hi"}),
-    "router_ask_many": ("colibri_router.many", "ask_many", {"prompt": "hi", "models": ["a", "b"]}),
-    "router_models": ("colibri_router.catalog", "list_models", {}),
-    "router_threads": ("colibri_router.records", "threads", {}),
-    "router_usage": ("colibri_router.records", "usage", {}),
+    "router_call": ("colibri_router.call.service", "serve", {"prompt": "hi"}),
+    "router_ask_many": ("colibri_router.ask_many.service", "ask_many", {"prompt": "hi", "models": ["a", "b"]}),
+    "router_models": ("colibri_router.catalog.service", "list_models", {}),
+    "router_threads": ("colibri_router.history.service", "threads", {}),
+    "router_usage": ("colibri_router.history.service", "usage", {}),
     "router_run": ("colibri_router.testing.service", "run_for_tool", {"scenario": {"colibri": 1}}),
 }
 ATTEMPTS = (

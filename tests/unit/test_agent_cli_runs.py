@@ -12,12 +12,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from colibri_router.catalog import list_models
+from colibri_router.catalog.schema import RouterModelsInput
+from colibri_router.catalog.service import list_models
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError
 from colibri_router.router import route
 from colibri_router.schema import RouterCallInput
-from colibri_router.schema_tools import RouterModelsInput
 from colibri_router.session import McpSession, Sampled, in_session
 
 pytestmark = pytest.mark.anyio
@@ -222,9 +222,9 @@ async def test_router_models_asks_each_agent_once_and_host_follows_the_session(
 async def test_an_agent_call_is_in_the_ledger_and_budgets_do_not_warn(
     agent: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from colibri_router.calls import serve
-    from colibri_router.records import usage
-    from colibri_router.schema_tools import RouterUsageInput
+    from colibri_router.call.service import serve
+    from colibri_router.history.schema import RouterUsageInput
+    from colibri_router.history.service import usage
 
     monkeypatch.setenv("COLIBRI_BUDGET_DAILY_USD", "5")
     result = await serve(RouterCallInput(provider="codex", prompt="x"))

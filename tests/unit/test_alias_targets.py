@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from colibri_router.catalog import list_models
+from colibri_router.catalog.schema import RouterModelsInput
+from colibri_router.catalog.service import list_models
 from colibri_router.providers import load_registry
-from colibri_router.schema_tools import RouterModelsInput
 from colibri_router.settings import load_settings
 
 FILES = itertools.count()

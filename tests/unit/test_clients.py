@@ -23,7 +23,7 @@ import pytest
 from fake_upstream import FakeUpstream, kimi_text
 
 from colibri_router.adapters import KimiCompletionOptions, create_kimi_completion
-from colibri_router.clients import open_http_client, shared_client, tls_context
+from colibri_router.engine.clients import open_http_client, shared_client, tls_context
 
 
 class ConnectionCounter:

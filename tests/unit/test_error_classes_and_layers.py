@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import colibri_router.adapters as facade
-from colibri_router import errors, pipeline
+from colibri_router import errors
 from colibri_router.errors import (
     AnthropicApiError,
     AnthropicConfigError,
@@ -27,6 +27,7 @@ from colibri_router.errors import (
     error_family,
 )
 from colibri_router.providers import BUILTIN
+from colibri_router.router import pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "colibri_router"

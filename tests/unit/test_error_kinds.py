@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colibri_router.classify import classify
+from colibri_router.engine.classify import classify
+from colibri_router.engine.transport import http_error
 from colibri_router.errors import RETRYABLE_KINDS, ConfigError, InvalidRequestError, KimiTimeoutError
 from colibri_router.providers import BUILTIN
-from colibri_router.transport import http_error
 from colibri_router.wires import codec_for
 
 

@@ -6,7 +6,7 @@ import anyio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colibri_router.inflight import InFlight, call_key
+from colibri_router.server.inflight import InFlight, call_key
 
 ids = st.one_of(st.integers(), st.text(max_size=10))
 

@@ -18,12 +18,12 @@ from fake_upstream import (
 )
 
 from colibri_router import store as store_module
+from colibri_router.ask_many.schema import RouterAskManyInput
+from colibri_router.ask_many.service import ask_many
 from colibri_router.errors import ColibriError
-from colibri_router.many import ask_many
 from colibri_router.pricing import worst_case_cost
 from colibri_router.providers import BUILTIN
 from colibri_router.schema import RouterCallInput
-from colibri_router.schema_many import RouterAskManyInput
 from colibri_router.session import McpSession, in_session
 from colibri_router.settings import load_settings
 

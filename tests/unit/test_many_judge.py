@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from colibri_router.ask_many.judge import agreement, judge_prompt, render_conversation
 from colibri_router.conversation import Message, Text, Thinking, ToolCall, ToolResult
-from colibri_router.many_judge import agreement, judge_prompt, render_conversation
 from colibri_router.schema import RouterCallResult, ToolCallOut
 
 # Text a judge may write before its score, without the word "agreement" in it.

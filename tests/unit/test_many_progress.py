@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import anyio
 
-from colibri_router.many_progress import ManyProgress
+from colibri_router.ask_many.progress import ManyProgress
 
 
 async def test_beats_fill_the_silence_below_the_next_step_and_every_value_increases() -> None:

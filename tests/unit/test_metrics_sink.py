@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from colibri_router import observability
 from colibri_router import store as store_module
-from colibri_router.calls import serve
+from colibri_router.call.service import serve
 from colibri_router.errors import ColibriError
 from colibri_router.observability.labels import model_label, provider_label
 from colibri_router.observability.metrics import Metrics
@@ -148,8 +148,8 @@ async def test_metrics_need_a_token_unless_public(
 
 
 async def test_each_model_of_router_ask_many_counts_as_a_call(metrics: Metrics) -> None:
-    from colibri_router.many import ask_many
-    from colibri_router.schema_many import RouterAskManyInput
+    from colibri_router.ask_many.schema import RouterAskManyInput
+    from colibri_router.ask_many.service import ask_many
 
     arguments = RouterAskManyInput.model_validate({"prompt": "hi", "models": ["claude-sonnet-4-5", "claude-opus-4-1"]})
     async with httpx.AsyncClient(transport=httpx.MockTransport(reply)) as client:

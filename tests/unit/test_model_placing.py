@@ -16,19 +16,19 @@ from fake_upstream import FakeUpstream, kimi_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from colibri_router.ask_many.schema import RouterAskManyInput
+from colibri_router.ask_many.service import ask_many
 from colibri_router.errors import ColibriError, InvalidRequestError
-from colibri_router.many import ask_many
 from colibri_router.providers import BUILTIN, load_registry
 from colibri_router.providers.aliases import BUILTIN_ALIASES
 from colibri_router.providers.placing import UnknownModelError, listed_names
 from colibri_router.router import route
 from colibri_router.schema import RouterCallInput
-from colibri_router.schema_many import RouterAskManyInput
-from colibri_router.schema_tools import RouterRunInput
 from colibri_router.settings import load_settings
 from colibri_router.testing import ScenarioError, run_scenario
 from colibri_router.testing.router_caller import RouterCaller
 from colibri_router.testing.service import run_for_tool
+from colibri_router.testing.tool_input import RouterRunInput
 
 HINT = 'a model the router does not know yet is sent by naming its provider, e.g. "kimi:<model>"'
 

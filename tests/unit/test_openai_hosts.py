@@ -23,12 +23,12 @@ from colibri_router.conversation import (
     ToolResult,
     ToolSpec,
 )
+from colibri_router.engine.transport import http_error
 from colibri_router.errors import ApiError
 from colibri_router.progress import CallProgress
 from colibri_router.providers import BUILTIN, Connection
 from colibri_router.retry import Deadline, RetryPolicy
 from colibri_router.toolcalls.ids import ids_for_mistral, ids_for_openai
-from colibri_router.transport import http_error
 from colibri_router.wires import WireCodec, codec_for
 from colibri_router.wires.openai.assembly import OpenAIStreamAssembler
 from colibri_router.wires.openai.messages import TOOL_RESULTS_BRIDGE

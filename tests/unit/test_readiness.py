@@ -10,10 +10,10 @@ import anyio
 import httpx
 import pytest
 
-from colibri_router import readiness as readiness_module
 from colibri_router.errors import RETRYABLE_KINDS, ColibriError
-from colibri_router.readiness import Readiness
+from colibri_router.server import readiness as readiness_module
 from colibri_router.server.http import HttpOptions, build_app, plan
+from colibri_router.server.readiness import Readiness
 from colibri_router.settings import load_settings
 from colibri_router.store import StoreError
 

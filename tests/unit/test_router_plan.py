@@ -15,13 +15,13 @@ from fake_upstream import FakeUpstream, anthropic_text, openai_text
 
 from colibri_router import router
 from colibri_router.accounting import worst_case
-from colibri_router.calls import serve
+from colibri_router.ask_many.schema import RouterAskManyInput
+from colibri_router.ask_many.service import ask_many
+from colibri_router.call.service import serve
 from colibri_router.errors import ColibriError, InvalidRequestError
-from colibri_router.many import ask_many
 from colibri_router.providers import BUILTIN, load_registry
 from colibri_router.router import Plan, plan, route
 from colibri_router.schema import RouterCallInput
-from colibri_router.schema_many import RouterAskManyInput
 from colibri_router.settings import load_settings
 from colibri_router.token_estimate import request_tokens
 
@@ -120,7 +120,7 @@ async def test_a_cost_cap_names_the_worst_case_of_the_planned_request(fake: Fake
 async def test_planning_refuses_a_call_with_files_over_the_context_limit(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from colibri_router.attachments import with_files
+    from colibri_router.router.attachments import with_files
 
     (tmp_path / "big.txt").write_text("word " * 300)
     monkeypatch.setenv("COLIBRI_WORKSPACE", str(tmp_path))

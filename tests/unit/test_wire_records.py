@@ -17,7 +17,7 @@ from colibri_router.providers.wires import (
     RunnerName,
     WireName,
 )
-from colibri_router.runners import RUNNERS, runner_for
+from colibri_router.router.runners import RUNNERS, runner_for
 from colibri_router.wires import WIRES, codec_for
 
 NAMES = tuple(record.name for record in WIRE_RECORDS)

@@ -34,8 +34,8 @@ from colibri_router.errors import (
     KimiConfigError,
     KimiTimeoutError,
 )
-from colibri_router.pipeline import DEFAULT_MAX_TOKENS, Completion, run_completion
 from colibri_router.providers import BUILTIN, ProviderSpec, load_registry
+from colibri_router.router.pipeline import DEFAULT_MAX_TOKENS, Completion, run_completion
 from colibri_router.settings import load_settings
 
 Provider = ProviderSpec

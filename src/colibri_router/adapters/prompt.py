@@ -1,5 +1,5 @@
 """The library functions' shared body: the per-call options and one prompt sent through the core's
-pipeline (:mod:`colibri_router.pipeline`) to any registry provider, returning a ``CompletionResult``."""
+pipeline (:mod:`colibri_router.router.pipeline`) to any registry provider, returning a ``CompletionResult``."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import httpx
 
 from colibri_router.conversation import AnthropicTool, CompletionRequest, CompletionResult, tool_specs, user_prompt
 from colibri_router.errors import InvalidRequestError
-from colibri_router.pipeline import DEFAULT_MAX_TOKENS, run_completion
 from colibri_router.progress import CallProgress
 from colibri_router.providers import ProviderSpec, connect
 from colibri_router.retry import Deadline
+from colibri_router.router.pipeline import DEFAULT_MAX_TOKENS, run_completion
 from colibri_router.settings import load_settings
 from colibri_router.wires import codec_for_call
 

@@ -18,6 +18,7 @@ import tomllib
 from colibri_router.conversation import Reasoning
 from colibri_router.errors import error_family
 from colibri_router.providers.agent_cli import CLI_DEFAULT_MODEL, AgentCli
+from colibri_router.providers.registry import usable_providers
 from colibri_router.providers.spec import ProviderSpec
 from colibri_router.settings import variable
 
@@ -144,7 +145,6 @@ def child_environment(spec: ProviderSpec) -> dict[str, str]:
     base URLs of its providers (``ANTHROPIC_API_KEY`` set for provider ``claude`` would otherwise bill
     Claude Code to that key instead of the user's subscription), plus the marker. The agent's login
     lives in its own config directory."""
-    from colibri_router.providers.registry import usable_providers
 
     ours = {name for entry in usable_providers().values() for name in (*entry.key_envs, entry.base_url_env) if name}
     env = {

@@ -67,6 +67,7 @@ class Report:
 async def examine(*, live: bool = False, http: bool = False, host: str = "127.0.0.1") -> Report:
     """Check everything (with ``live``, ask each configured provider's model list; with ``http``,
     the team server's settings as ``serve --http --host host`` would)."""
+    # Here, not at the top: each section's module imports Section from this one.
     from colibri_router.checkup import files, providers, store
     from colibri_router.checkup import http as team
 

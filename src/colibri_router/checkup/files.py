@@ -12,6 +12,9 @@ from pathlib import Path
 
 from colibri_router.checkup import Section
 from colibri_router.errors import ConfigError
+from colibri_router.providers.config import config_path, load_config
+from colibri_router.providers.registry import BUILTIN
+from colibri_router.settings import load_settings
 
 
 def env_file() -> tuple[Section, dict[str, int]]:
@@ -47,7 +50,6 @@ def env_file() -> tuple[Section, dict[str, int]]:
 
 def settings(env_lines: dict[str, int]) -> Section:
     """The ``COLIBRI_*`` settings as a call reads them; a bad value named with its env file line."""
-    from colibri_router.settings import load_settings
 
     try:
         load_settings()
@@ -64,8 +66,6 @@ def settings(env_lines: dict[str, int]) -> Section:
 
 def config_file() -> Section:
     """Which config file is read, and what it adds (or why every call would fail)."""
-    from colibri_router.providers.config import config_path, load_config
-    from colibri_router.providers.registry import BUILTIN
 
     path = config_path()
     explicit = bool(os.environ.get("COLIBRI_CONFIG"))

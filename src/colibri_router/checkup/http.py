@@ -8,12 +8,12 @@ from pathlib import Path
 
 from colibri_router.checkup import Section
 from colibri_router.errors import ConfigError
+from colibri_router.server.http import HttpOptions, plan
+from colibri_router.settings import comma_list, load_settings
+from colibri_router.tokens import TokensFile
 
 
 def http(host: str) -> Section:
-    from colibri_router.server.http import HttpOptions, plan
-    from colibri_router.settings import comma_list, load_settings
-    from colibri_router.tokens import TokensFile
 
     section = Section("http", "ok", "")
     try:

@@ -10,10 +10,21 @@ from typing import Any
 import anyio
 import httpx
 
+from colibri_router.agents.command import runs
 from colibri_router.checkup import Section
+from colibri_router.engine.clients import shared_client
+from colibri_router.engine.transport import get_json
 from colibri_router.errors import ColibriError, ConfigError
-from colibri_router.providers import ProviderSpec, configured, configured_base_url, connect, usable_providers
-from colibri_router.settings import variable
+from colibri_router.providers import (
+    ProviderSpec,
+    configured,
+    configured_base_url,
+    connect,
+    load_registry,
+    usable_providers,
+)
+from colibri_router.settings import load_settings, variable
+from colibri_router.wires import codec_for
 
 LIVE_TIMEOUT_S = 10.0
 
@@ -30,7 +41,6 @@ def _subscription(spec: ProviderSpec) -> Section:
     by a host that declares sampling, which a command line cannot know): no key, no URL."""
     if spec.agent is None:
         return Section(spec.name, "off", "the host's own model: used only when the MCP host offers sampling")
-    from colibri_router.agents.command import runs
 
     agent = spec.agent
     fields: dict[str, Any] = {"wire": spec.wire, "command": agent.command, "command_variable": agent.bin_env}
@@ -94,9 +104,6 @@ async def providers(*, live: bool) -> list[Section]:
 
 async def _ask_live(spec: ProviderSpec, section: Section) -> None:
     """One GET of the provider's model list: its latency, and its error's code and kind."""
-    from colibri_router.clients import shared_client
-    from colibri_router.transport import get_json
-    from colibri_router.wires import codec_for
 
     connection = None
     started = time.monotonic()
@@ -135,8 +142,6 @@ def _in_use(section: Section) -> bool:
 def default_target(provider_sections: list[Section]) -> Section:
     """Where a call naming no model goes (``COLIBRI_DEFAULT_MODEL``, else ``COLIBRI_DEFAULT_PROVIDER``,
     else kimi): the provider every first try reaches, so it must have a key."""
-    from colibri_router.providers import load_registry
-    from colibri_router.settings import load_settings
 
     section = Section("default", "ok", "")
     if not any(_in_use(provider) for provider in provider_sections):

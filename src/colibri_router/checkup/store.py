@@ -11,13 +11,15 @@ from typing import Any
 
 from colibri_router.checkup import Section
 from colibri_router.errors import ConfigError
+from colibri_router.redaction import redact
+from colibri_router.settings import load_settings
+from colibri_router.store import check_database, database_location, without_password
+from colibri_router.store.sqlite.schema import CURRENT_VERSION, schema_version
 
 CONNECT_TIMEOUT_S = 5.0
 
 
 async def store() -> Section:
-    from colibri_router.settings import load_settings
-    from colibri_router.store import check_database, database_location
 
     try:
         settings = load_settings()
@@ -35,7 +37,6 @@ async def store() -> Section:
 
 
 def _sqlite(path: Path) -> Section:
-    from colibri_router.store.sqlite.schema import CURRENT_VERSION, schema_version
 
     fields: dict[str, Any] = {"backend": "sqlite", "location": str(path), "exists": path.exists()}
     section = Section("store", "ok", "", fields)
@@ -76,7 +77,7 @@ def _sqlite(path: Path) -> Section:
 async def _postgres(url: str) -> Section:
     import asyncpg
 
-    from colibri_router.store import without_password
+    # The postgres extra (asyncpg): imported only when the store is PostgreSQL.
     from colibri_router.store.postgres.schema import MIGRATIONS, schema_version
 
     shown = without_password(url)
@@ -113,8 +114,6 @@ async def _postgres(url: str) -> Section:
 
 def _without(error: BaseException, url: str) -> str:
     from urllib.parse import urlsplit
-
-    from colibri_router.redaction import redact
 
     password = urlsplit(url).password
     return redact(str(error), password) if password else str(error)

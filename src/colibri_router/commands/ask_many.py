@@ -32,8 +32,9 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from colibri_router.many import ask_many
-    from colibri_router.schema_many import RouterAskManyInput
+    # The service and its models load when the command runs, not with every CLI start (the server's).
+    from colibri_router.ask_many.schema import RouterAskManyInput
+    from colibri_router.ask_many.service import ask_many
 
     arguments = validated(RouterAskManyInput, args, OPTIONS, stdin, stdout)
     if isinstance(arguments, int):

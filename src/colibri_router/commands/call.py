@@ -28,7 +28,8 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from colibri_router.calls import serve
+    # The service and its models load when the command runs, not with every CLI start (the server's).
+    from colibri_router.call.service import serve
     from colibri_router.schema import RouterCallInput
 
     arguments = validated(RouterCallInput, args, OPTIONS, stdin, stdout)

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from colibri_router.commands.output import emit_error
+from colibri_router.errors import InvalidRequestError
+from colibri_router.errors.invalid import invalid_arguments
 
 if TYPE_CHECKING:  # the commands are imported at start-up; their models with their first call
     from pydantic import BaseModel
@@ -35,10 +37,10 @@ def validated(
     model: type[Input], args: argparse.Namespace, options: tuple[str, ...], stdin: TextIO, stdout: TextIO
 ) -> Input | int:
     """The tool's input from the command line, or the exit status of the error printed instead."""
+    # Loaded when the command runs, not with every CLI start (the server's).
     from pydantic import ValidationError
 
     from colibri_router.commands.options import option_path, read_json_file
-    from colibri_router.errors import InvalidRequestError
 
     fields: dict[str, Any] = {key: value for key in options if (value := getattr(args, key)) is not None}
     try:
@@ -50,8 +52,6 @@ def validated(
             fields["tools"] = read_json_file("--tools", args.tools)
         return model.model_validate(fields)
     except ValidationError as exc:
-        from colibri_router.invalid import invalid_arguments
-
         return emit_error(stdout, invalid_arguments(exc, fields, lambda path: option_path(path, args, fields)))
     except InvalidRequestError as error:
         return emit_error(stdout, error)

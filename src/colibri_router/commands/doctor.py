@@ -25,6 +25,7 @@ def register(commands: Any, provider_names: list[str]) -> None:
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
 
+    # The checks load when the command runs, not with every CLI start (the server's).
     from colibri_router.checkup import examine
 
     report = anyio.run(lambda: examine(live=args.live, http=args.http, host=args.host))

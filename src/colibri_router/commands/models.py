@@ -17,7 +17,8 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from colibri_router.catalog import list_models
-    from colibri_router.schema_tools import RouterModelsInput
+    # The service and its models load when the command runs, not with every CLI start (the server's).
+    from colibri_router.catalog.schema import RouterModelsInput
+    from colibri_router.catalog.service import list_models
 
     return emit_outcome(stdout, lambda: list_models(RouterModelsInput(provider=args.provider, live=args.live)))

@@ -6,7 +6,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from colibri_router.errors import ColibriError
+from colibri_router.errors import ColibriError, InvalidRequestError
 
 if TYPE_CHECKING:  # the commands are imported at start-up; pydantic with their first run
     from pydantic import BaseModel
@@ -17,6 +17,7 @@ def emit_json(stdout: TextIO, value: Any) -> None:
 
 
 def emit_error(stdout: TextIO, error: ColibriError) -> int:
+    # The error objects (and with them the result models) load only when a command fails.
     from colibri_router.outcomes import error_structured
 
     emit_json(stdout, error_structured(error))
@@ -24,7 +25,6 @@ def emit_error(stdout: TextIO, error: ColibriError) -> int:
 
 
 def invalid(stdout: TextIO, message: str) -> int:
-    from colibri_router.errors import InvalidRequestError
 
     return emit_error(stdout, InvalidRequestError(message))
 

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from colibri_router.errors import ConfigError
+
 FORMATS = ("pretty", "json", "junit")
 
 
@@ -37,8 +39,8 @@ def register(commands: Any, provider_names: list[str]) -> None:
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
 
+    # The agent-testing runner loads when the command runs, not with every CLI start (the server's).
     from colibri_router import testing
-    from colibri_router.errors import ConfigError
 
     if args.schema:
         stdout.write(json.dumps(testing.Scenario.model_json_schema(by_alias=True), indent=2) + "\n")
@@ -88,6 +90,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
 
 
 def _write_reports(reports: list[Any], formats: list[str], outs: list[Path], stdout: TextIO) -> None:
+    # The agent-testing runner loads when the command runs, not with every CLI start (the server's).
     from colibri_router import testing
 
     for index, kind in enumerate(formats):

@@ -7,6 +7,7 @@ from typing import Any, Literal, TextIO
 
 from colibri_router.commands.output import emit_error, emit_json, invalid
 from colibri_router.errors import ColibriError
+from colibri_router.errors.invalid import invalid_arguments
 
 ACTIONS: dict[str, Literal["list", "get", "delete"]] = {"list": "list", "show": "get", "delete": "delete"}
 
@@ -21,11 +22,15 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    # Loaded when the command runs, not with every CLI start (the server's).
     import anyio
     from pydantic import ValidationError
 
-    from colibri_router.records import threads
-    from colibri_router.schema_tools import RouterThreadsInput
+    from colibri_router.commands.options import option_path
+    from colibri_router.history.schema import RouterThreadsInput
+
+    # The service and its models load when the command runs, not with every CLI start (the server's).
+    from colibri_router.history.service import threads
     from colibri_router.store.errors import ThreadNotFound
 
     if args.action != "list" and args.thread_id is None:
@@ -34,9 +39,6 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     try:
         request = RouterThreadsInput.model_validate(fields)
     except ValidationError as exc:
-        from colibri_router.commands.options import option_path
-        from colibri_router.invalid import invalid_arguments
-
         return emit_error(stdout, invalid_arguments(exc, fields, lambda path: option_path(path, args, fields)))
     try:
         result = anyio.run(threads, request)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from colibri_router.errors import ConfigError
+from colibri_router.settings import load_settings
 
 
 def register(commands: Any, provider_names: list[str]) -> None:
@@ -22,7 +23,7 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from colibri_router.settings import load_settings
+    # Loaded when the command runs, not with every CLI start (the server's).
     from colibri_router.tokens import add_token
 
     try:

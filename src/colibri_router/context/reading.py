@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from colibri_router.context.encodings import decode
-from colibri_router.context.media import SNIFF_BYTES, media_from_bytes, sniff
 from colibri_router.context.paths import Found
-from colibri_router.context.pdf import PdfUnreadable, pdf_pages
 from colibri_router.context.secrets import refusal
 from colibri_router.conversation import Media, Part, Text, anthropic_blocks
 from colibri_router.errors import InvalidRequestError
+from colibri_router.media.kinds import SNIFF_BYTES, media_from_bytes, sniff
+from colibri_router.media.pdf import PdfUnreadable, pdf_pages
 from colibri_router.redaction import scan
 from colibri_router.token_estimate import IMAGE_TOKENS, PDF_PAGE_TOKENS, media_tokens
 
@@ -144,7 +144,7 @@ def _read_media(file: Found, size: int, media_type: str, reading: Reading) -> No
 
 def _media_tokens_read(media: Media) -> int:
     """An image's or a PDF's tokens, a PDF's from its pages when it can be read here (the models it
-    goes to say what is wrong with one that cannot: see :mod:`colibri_router.media_fit`)."""
+    goes to say what is wrong with one that cannot: see :mod:`colibri_router.router.fit`)."""
     if media.kind == "image":
         return IMAGE_TOKENS
     try:

@@ -27,6 +27,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from colibri_router.logs import get_logger
+
 if TYPE_CHECKING:
     from colibri_router.conversation import AssistantTurn
     from colibri_router.errors import ColibriError
@@ -114,10 +116,9 @@ def install_traces_if_configured() -> bool:
     try:
         from opentelemetry import trace
 
+        # The tracing extra (OpenTelemetry), loaded only when tracing is configured.
         from colibri_router.observability.traces import Traces, tracer_provider_from_environment
     except ImportError:
-        from colibri_router.logs import get_logger
-
         get_logger(__name__).warning(
             "OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not installed: tracing is off; "
             "install it with pip install 'colibri-router[otel]'"

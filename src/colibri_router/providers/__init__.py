@@ -47,6 +47,7 @@ _PROFILE_NAMES = frozenset({"ModelProfile", "is_kimi_model", "profile_for"})
 
 def __getattr__(name: str) -> Any:
     if name in _PROFILE_NAMES:
+        # The model profiles load on first use, not at start-up.
         from colibri_router.providers import profiles
 
         return getattr(profiles, name)

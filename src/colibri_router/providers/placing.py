@@ -127,6 +127,7 @@ def listed_names(spec: ProviderSpec) -> list[str]:
 def _priced(price_provider: str) -> frozenset[str]:
     """The price data's callable names for a provider, read once per process from the data loaded
     then (names are added far more often than removed)."""
+    # The price data (genai-prices) loads on the first call that needs it, not at start-up.
     from colibri_router.pricing import known_models
 
     return frozenset(known_models(price_provider))

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
-from colibri_router.providers.media import UNKNOWN, MediaSupport, media_support
+from colibri_router.media.support import UNKNOWN, MediaSupport, media_support
 from colibri_router.providers.model_names import KIMI_SEGMENT
 from colibri_router.providers.spec import MaxTokensField
 
@@ -58,7 +58,7 @@ class ModelProfile:
     sends_reasoning: bool = False  # history's reasoning goes back upstream when present
     effort_levels: tuple[str, ...] = ()  # `reasoning_effort` values the model takes, lowest first
     thinking_budget: bool = True  # takes Anthropic's `thinking: {budget_tokens}` on the Anthropic wire
-    media: MediaSupport = UNKNOWN  # whether it reads images and PDFs (providers/media.py)
+    media: MediaSupport = UNKNOWN  # whether it reads images and PDFs (media/support.py)
 
 
 DEFAULT_PROFILE = ModelProfile()

@@ -65,7 +65,7 @@ class ProviderSpec:
     tools: bool = True  # whether its models take tool definitions
     builtin: bool = True
     code_prefix: str = ""  # error codes: <PREFIX>_API_ERROR...; derived from the name when empty
-    # Conditions it marks only in message text (read by classify.py).
+    # Conditions it marks only in message text (read by engine/classify.py).
     error_phrases: Phrases = field(default_factory=lambda: GENERIC)
     agent: AgentCli | None = None  # the command line of an `agent-cli` provider
 

@@ -4,7 +4,7 @@ A record says what a wire is: the runner that carries a call over it (HTTP, a co
 the host's model through MCP sampling), the folder of a native wire's codec and stream assembler
 (``colibri_router/wires/<name>/``), and what the wire's reference service accepts in images and
 PDFs. The wire names a config file may use, the codec table (:mod:`colibri_router.wires`), the media
-limits (:mod:`colibri_router.media_fit`) and the runner table (:mod:`colibri_router.runners`) are all
+limits (:mod:`colibri_router.router.fit`) and the runner table (:mod:`colibri_router.router.runners`) are all
 read from :data:`WIRE_RECORDS`. A native wire is a folder under ``wires/``, one record here (and its
 name in :data:`WireName`, which mypy needs written out; a test holds the two together) and its docs.
 

@@ -39,6 +39,7 @@ class Scan:
 def key_variables() -> frozenset[str]:
     """Every built-in provider's key variable. Read from the registry on first use, not at import:
     this leaf is imported by the error tree, which the registry itself imports."""
+    # Not at import: an import circle (see the docstring).
     from colibri_router.providers.builtin import BUILTIN_PROVIDERS
 
     return frozenset(name for spec in BUILTIN_PROVIDERS for name in spec.key_envs)
@@ -86,6 +87,7 @@ def _known(text: str, secrets: tuple[str | None, ...]) -> tuple[str, bool]:
 
 
 def _detect(text: str, name: str | None) -> Scan:
+    # detect-secrets loads only when a text is scanned.
     from colibri_router.redaction.scanning import detect
 
     return detect(text, name)

@@ -68,6 +68,7 @@ def line_shapes() -> tuple[Shape, ...]:
     """Ours, then every provider's key shape (the most specific first, so that an Anthropic key is
     named as one and not as an OpenAI-shaped ``sk-``), then the old three. Read from the registry
     on first use, not at import (the registry imports the error tree, which imports this)."""
+    # Not at import: the registry imports the error tree, which imports this.
     from colibri_router.providers.builtin import BUILTIN_PROVIDERS
 
     shaped = [spec for spec in BUILTIN_PROVIDERS if spec.key_pattern]

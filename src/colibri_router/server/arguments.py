@@ -1,8 +1,8 @@
-"""Each tool's argument model as the SDK validates it: the tool's input model from
-:mod:`colibri_router.schema` / :mod:`colibri_router.schema_tools`, handed to the tool whole.
+"""Each tool's argument model as the SDK validates it: the tool's input model (named in
+:mod:`.table`), handed to the tool whole.
 
-Imported by a tool's first call (and by :mod:`.schemas` to generate the published schemas), never at
-start-up: building these models is most of what the tool list would otherwise cost to start.
+Imported by a tool's first call (and by :mod:`.generate_schemas` to generate the published schemas),
+never at start-up: building these models is most of what the tool list would otherwise cost to start.
 """
 
 from __future__ import annotations
@@ -10,11 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
-from colibri_router.schema import RouterCallInput
-from colibri_router.schema_many import RouterAskManyInput
-from colibri_router.schema_tools import RouterModelsInput, RouterRunInput, RouterThreadsInput, RouterUsageInput
+from colibri_router.server.table import TOOLS, ToolEntry, load
 
 
 class _WholeArguments(ArgModelBase):
@@ -25,36 +23,16 @@ class _WholeArguments(ArgModelBase):
         return {"arguments": self}
 
 
-class RouterCallArguments(RouterCallInput, _WholeArguments):
-    model_config = ConfigDict(title="router_call arguments")
+def _arguments(entry: ToolEntry) -> type[ArgModelBase]:
+    """``entry``'s input model as its argument model: ``RouterCallInput`` → ``RouterCallArguments``."""
+    model: type[BaseModel] = load(entry.arguments)
 
+    class Arguments(model, _WholeArguments):  # type: ignore[valid-type,misc]  # the model is the table's
+        model_config = ConfigDict(title=f"{entry.name} arguments")
 
-class RouterAskManyArguments(RouterAskManyInput, _WholeArguments):
-    model_config = ConfigDict(title="router_ask_many arguments")
-
-
-class RouterModelsArguments(RouterModelsInput, _WholeArguments):
-    model_config = ConfigDict(title="router_models arguments")
-
-
-class RouterThreadsArguments(RouterThreadsInput, _WholeArguments):
-    model_config = ConfigDict(title="router_threads arguments")
-
-
-class RouterUsageArguments(RouterUsageInput, _WholeArguments):
-    model_config = ConfigDict(title="router_usage arguments")
-
-
-class RouterRunArguments(RouterRunInput, _WholeArguments):
-    model_config = ConfigDict(title="router_run arguments")
+    Arguments.__name__ = Arguments.__qualname__ = model.__name__.removesuffix("Input") + "Arguments"
+    return Arguments
 
 
 # Tool name → its argument model.
-ARGUMENTS: dict[str, type[ArgModelBase]] = {
-    "router_call": RouterCallArguments,
-    "router_ask_many": RouterAskManyArguments,
-    "router_models": RouterModelsArguments,
-    "router_threads": RouterThreadsArguments,
-    "router_usage": RouterUsageArguments,
-    "router_run": RouterRunArguments,
-}
+ARGUMENTS: dict[str, type[ArgModelBase]] = {entry.name: _arguments(entry) for entry in TOOLS}

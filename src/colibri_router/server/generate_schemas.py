@@ -9,29 +9,17 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from colibri_router.schema import ErrorResult, RouterCallResult
-from colibri_router.schema_many import RouterAskManyResult
-from colibri_router.schema_tools import RouterModelsResult, RouterThreadsResult, RouterUsageResult
+from colibri_router.schema import ErrorResult
 from colibri_router.server.arguments import ARGUMENTS
 from colibri_router.server.schemas import SCHEMAS_FILE
-from colibri_router.testing.report import Report
+from colibri_router.server.table import BY_NAME, TOOLS, load
 
 COMMAND = "uv run python -m colibri_router.server.generate_schemas"
 # Tool name → the model of its success object (its failure is an ErrorResult, whatever the tool).
-OUTPUTS: dict[str, type[BaseModel]] = {
-    "router_call": RouterCallResult,
-    "router_ask_many": RouterAskManyResult,
-    "router_models": RouterModelsResult,
-    "router_threads": RouterThreadsResult,
-    "router_usage": RouterUsageResult,
-    "router_run": Report,
-}
-# How many levels of properties deep two objects are described, each deeper object or array by its
-# type alone. The whole of router_run's report (every run's turns, assertions, comparisons) would be
-# 9,000 characters of tools/list: its top level is described, the rest in docs/agent-testing.md. The
-# error object is described to its fields (code, kind, message... and each attempt's), about 900
-# characters a tool: programs read them from structuredContent.
-REPORT_LEVELS = 1
+OUTPUTS: dict[str, type[BaseModel]] = {entry.name: load(entry.result) for entry in TOOLS}
+# How many levels of properties deep the error object is described: to its fields (code, kind,
+# message... and each attempt's), about 900 characters a tool: programs read them from
+# structuredContent. A tool's success object is described as deep as its table entry says.
 ERROR_LEVELS = 2
 
 
@@ -91,12 +79,12 @@ def result_schema(tool: str) -> dict[str, Any]:
 
 def output_schema(tool: str) -> dict[str, Any]:
     """``tool``'s published output schema: :func:`result_schema` in the form a client checks fastest,
-    the error object and router_run's report described to :data:`ERROR_LEVELS` and
-    :data:`REPORT_LEVELS` levels."""
+    the error object described to :data:`ERROR_LEVELS` levels, the success object to as many as the
+    tool's table entry says (router_run's report: its top level, the rest in docs/agent-testing.md)."""
     schema = for_validation(result_schema(tool))
     success, error = schema["anyOf"]
     schema["anyOf"] = [
-        collapsed(success, REPORT_LEVELS) if tool == "router_run" else success,
+        success if (levels := BY_NAME[tool].result_levels) is None else collapsed(success, levels),
         collapsed(error, ERROR_LEVELS),
     ]
     return schema

@@ -44,6 +44,7 @@ from colibri_router import __version__, observability
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
 from colibri_router.observability.metrics import Metrics
+from colibri_router.server.nodelay import NoDelayHTTPProtocol
 from colibri_router.server.operations import add_operator_routes, shared_metrics_directory
 from colibri_router.server.posts import McpPosts
 from colibri_router.server.tools import IN_FLIGHT, build_server
@@ -202,6 +203,7 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
     )
     _answer_posts_here(app, options.path)
     if observability.tracing():
+        # The tracing extra (OpenTelemetry), loaded only when tracing is configured.
         from colibri_router.observability.traces import ContinueHttpTrace
 
         app.user_middleware.insert(0, Middleware(ContinueHttpTrace))
@@ -249,8 +251,6 @@ def serve_http(options: HttpOptions, decided: HttpPlan) -> None:
     """Run uvicorn until interrupted (``decided`` by :func:`plan`); its logs go through ours (stderr).
     With several workers, each plans again from the same environment and builds its own app."""
     import uvicorn
-
-    from colibri_router.server.nodelay import NoDelayHTTPProtocol
 
     common: dict[str, Any] = {
         "host": options.host,

@@ -1,7 +1,7 @@
 """The operator's endpoints of ``serve --http``, beside ``/healthz``:
 
 - ``GET /readyz``, without auth: 200 while calls can work (the store answers), 503 while they cannot
-  (see :mod:`colibri_router.readiness`), so a load balancer takes the replica out and back in.
+  (see :mod:`colibri_router.server.readiness`), so a load balancer takes the replica out and back in.
 - ``GET /metrics``: Prometheus text (:mod:`colibri_router.observability.metrics`), behind the token
   check unless ``COLIBRI_METRICS_PUBLIC=1``; with several workers every answer sums them all
   (:func:`shared_metrics_directory`).
@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from colibri_router import observability
 from colibri_router.errors import ConfigError
 from colibri_router.observability.metrics import CONTENT_TYPE, MULTIPROCESS_VARIABLE, Metrics
-from colibri_router.readiness import Readiness
+from colibri_router.server.readiness import Readiness
 from colibri_router.settings import load_settings
 
 

@@ -14,26 +14,19 @@ from pydantic import BaseModel
 from colibri_router.errors import ColibriError
 
 
-def success_result(result: BaseModel | dict[str, Any]) -> CallToolResult:
+def success_result(result: BaseModel | dict[str, Any], *, sparse: bool = False) -> CallToolResult:
     """The result object as ``structuredContent``, and the same object as compact JSON in the text
     block: hosts hand their model one or the other (Claude Code the structured one, Gemini CLI the
-    text), and each then reads all of it, once."""
-    structured = result if isinstance(result, dict) else result.model_dump(mode="json", exclude_none=_sparse(result))
+    text), and each then reads all of it, once. ``sparse`` (the tool table says which tools): the
+    fields a result lacks are left out instead of answered null."""
+    structured = result if isinstance(result, dict) else result.model_dump(mode="json", exclude_none=sparse)
     text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
-def _sparse(result: BaseModel) -> bool:
-    """router_threads answers only the fields of its action, router_ask_many leaves out what an answer
-    lacks; every other result has all its fields."""
-    from colibri_router.schema_many import RouterAskManyResult
-    from colibri_router.schema_tools import RouterThreadsResult
-
-    return isinstance(result, RouterThreadsResult | RouterAskManyResult)
-
-
 def error_result(error: ColibriError) -> CallToolResult:
     """Built by hand: the SDK's ToolError would prefix "Error executing tool" before our code."""
+    # The error objects (and with them the result models) load only when a call fails.
     from colibri_router.outcomes import error_structured, error_text
 
     structured = error_structured(error)

@@ -5,7 +5,7 @@ has: on a 2025 connection (the ``initialize`` handshake) the request goes to the
 session, mid-call; on a 2026-07-28 connection (``server/discover``, no requests from the server) it
 goes out in an ``InputRequiredResult`` and the call waits for the client's retry (:mod:`.rounds`).
 Over Streamable HTTP the server is stateless, so neither reaches the client: ``host`` is refused
-there (:data:`colibri_router.host.NO_SAMPLING_OVER_HTTP`). The router reaches the sampler through
+there (:data:`colibri_router.router.host.NO_SAMPLING_OVER_HTTP`). The router reaches the sampler through
 :func:`colibri_router.session.current_session` and never imports mcp.
 """
 
@@ -28,6 +28,7 @@ from mcp.types import (
 )
 from mcp_types.version import is_version_at_least
 
+from colibri_router.agents.transcript import message_texts
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import InvalidRequestError, error_family
 from colibri_router.server.results import error_result
@@ -101,7 +102,6 @@ def _declares_sampling(ctx: Context[Any, Any]) -> bool:
 def _params(request: CompletionRequest, model_hint: str | None) -> CreateMessageRequestParams:
     """The call as the host's model gets it: the messages as text, the system prompt, max_tokens,
     temperature, and the model asked for as a preference hint."""
-    from colibri_router.agents.transcript import message_texts
 
     texts = message_texts(request.messages)
     return CreateMessageRequestParams(

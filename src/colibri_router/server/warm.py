@@ -21,23 +21,17 @@ from __future__ import annotations
 import gc
 import importlib
 
+# What the shell itself imports on a first call (see the function-level imports in .tools), loaded
+# with this module; each tool's service and models are read from the tool table. A test makes a call
+# after warm() and fails on any colibri_router module the call still had to import.
+from colibri_router import outcomes as _outcomes  # noqa: F401
+from colibri_router.server import arguments as _arguments  # noqa: F401
+from colibri_router.server import sampling as _sampling  # noqa: F401
+from colibri_router.server.table import TOOLS
 from colibri_router.settings import Settings
 from colibri_router.store import import_store_module
 
-# What the tools import on their first call (see the function-level imports in .tools); a test makes
-# a call after warm() and fails on any colibri_router module the call still had to import.
-FIRST_CALL_MODULES = (
-    "colibri_router.calls",
-    "colibri_router.many",
-    "colibri_router.catalog",
-    "colibri_router.records",
-    "colibri_router.invalid",
-    "colibri_router.outcomes",
-    "colibri_router.session",
-    "colibri_router.server.arguments",
-    "colibri_router.server.sampling",
-    "colibri_router.testing.service",
-)
+FIRST_CALL_MODULES = tuple(dict.fromkeys(module for entry in TOOLS for module in entry.modules))
 # Objects allocated (less those freed) before a young collection; CPython's default is 700. A call
 # in flight holds a few hundred, so with the default most collections find them all still alive.
 YOUNG_GENERATION_THRESHOLD = 10_000

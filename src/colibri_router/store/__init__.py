@@ -272,10 +272,12 @@ def _open(location: Path | str, thread_ttl_days: float, clock: Clock) -> Store:
 def _store_class(location: Path | str) -> Callable[..., Store]:
     """The store for ``location``, its module imported now: sqlite3 or asyncpg only when wanted."""
     if isinstance(location, Path):
+        # Only the backend in use is imported: sqlite3, or asyncpg (the postgres extra).
         from colibri_router.store.sqlite import SqliteStore
 
         return SqliteStore
     _require_driver(location)
+    # Only the backend in use is imported: sqlite3, or asyncpg (the postgres extra).
     from colibri_router.store.postgres import PostgresStore
 
     return PostgresStore

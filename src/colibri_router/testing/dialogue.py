@@ -17,6 +17,7 @@ from typing import Any
 
 from colibri_router.testing.caller import ModelCaller
 from colibri_router.testing.loop import RunPlan, RunState, Spending, play
+from colibri_router.testing.router_caller import RouterCaller  # the router: only when it is used
 from colibri_router.testing.scenario import InvalidInput, Scenario, ToolSimulation, validate_scenario
 from colibri_router.testing.simulate import ToolSimulator
 from colibri_router.testing.transcript import ConversationResult
@@ -36,8 +37,6 @@ async def run_conversation(
     """Run ``model`` on ``request`` until it answers without tool calls or makes ``max_turns`` calls;
     ``caller`` is the router unless given."""
     if caller is None:
-        from colibri_router.testing.router_caller import RouterCaller  # the router: only when it is used
-
         caller = RouterCaller()
     scenario = conversation_scenario(model, request, tool_simulations, max_turns)
     state = RunState()

@@ -10,8 +10,12 @@ from typing import Any, cast
 import httpx
 from pydantic import ValidationError
 
+from colibri_router.call.service import serve  # the router loads with the first call, not with the package
 from colibri_router.errors import ColibriError
+from colibri_router.providers import load_registry
+from colibri_router.providers.placing import UnknownModelError
 from colibri_router.schema import RouterCallInput, RouterCallResult
+from colibri_router.settings import load_settings
 from colibri_router.testing.caller import ModelCall, ModelCallError, ModelStep, ModelToolCall, Repair
 
 
@@ -23,7 +27,6 @@ class RouterCaller:
         self._client = client
 
     async def __call__(self, call: ModelCall, /) -> ModelStep:
-        from colibri_router.calls import serve  # the router loads with the first call, not with the package
 
         arguments: dict[str, Any] = {**call.params, "model": call.model, "messages": call.messages}
         if call.system is not None:
@@ -44,9 +47,6 @@ class RouterCaller:
         """The (field path, problem) of each name no rule places, checked before any run starts (then
         the hint to send an unknown model anyway, once): a typo would otherwise reach the default
         provider on every run."""
-        from colibri_router.providers import load_registry
-        from colibri_router.providers.placing import UnknownModelError
-        from colibri_router.settings import load_settings
 
         registry, settings = load_registry(), load_settings()
         problems: list[tuple[str, str]] = []

@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from colibri_router.settings import load_settings  # COLIBRI_RUN_CONCURRENCY, env file included
 from colibri_router.testing.assertions import AssertionResult, Scope, evaluate
 from colibri_router.testing.caller import CallOrigin, ModelCaller
 from colibri_router.testing.context import ScenarioContext, load_context
 from colibri_router.testing.loop import RunPlan, RunState, Spending, play
 from colibri_router.testing.report import Report, RunReport, RunStatus, build_report, run_report
+from colibri_router.testing.router_caller import RouterCaller  # it loads the router on its first call
 from colibri_router.testing.scenario import (
     InvalidInput,
     Scenario,
@@ -60,7 +62,6 @@ def run_concurrency(value: int | None = None) -> int:
         if value < 1:
             raise InvalidInput(f"concurrency must be at least 1, got {value}")
         return value
-    from colibri_router.settings import load_settings  # COLIBRI_RUN_CONCURRENCY, env file included
 
     return load_settings().run_concurrency
 
@@ -87,7 +88,6 @@ async def run_scenario(
     inside COLIBRI_HTTP_FILES_ROOT. Raises ``ScenarioError``/``InvalidInput`` or ``ConfigError``
     before running anything.
     """
-    from colibri_router.testing.router_caller import RouterCaller  # it loads the router on its first call
 
     if caller is None:
         caller = RouterCaller()

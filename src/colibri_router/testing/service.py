@@ -8,18 +8,25 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from colibri_router.callers import ToolCall
 from colibri_router.errors import InvalidRequestError
-from colibri_router.schema_tools import RouterRunInput
+from colibri_router.testing.router_caller import RouterCaller
 from colibri_router.testing.runner import RunProgress, run_scenario
 from colibri_router.testing.scenario import InvalidInput
+from colibri_router.testing.tool_input import RouterRunInput
 
 Notify = Callable[[float, str, float | None], Awaitable[None]]
+
+
+async def for_tool(args: RouterRunInput, call: ToolCall) -> dict[str, Any]:
+    """router_run, as the tool table (:mod:`colibri_router.server.table`) calls it: a remote caller's
+    scenario cannot be a path on this machine."""
+    return await run_for_tool(args, principal=call.caller.name, files=call.local_files, notify=call.notify)
 
 
 async def run_for_tool(
     args: RouterRunInput, *, principal: str | None = None, files: bool = True, notify: Notify | None = None
 ) -> dict[str, Any]:
-    from colibri_router.testing.router_caller import RouterCaller
 
     if args.scenario is None and not files:
         raise InvalidRequestError("scenario_path reads the server's disk, which remote callers cannot: pass scenario")

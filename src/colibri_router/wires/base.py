@@ -82,7 +82,7 @@ class UpstreamError:
     error_type: str | None = None
     retryable: bool | None = None
     retry_after_s: float | None = None
-    kind: Kind | None = None  # None: classify.py decides from status, labels and the provider's phrases
+    kind: Kind | None = None  # None: engine/classify.py decides from status, labels and the provider's phrases
     labels: tuple[str, ...] = ()  # further structured labels (an error code beside the type, a reason)
 
 

@@ -20,13 +20,13 @@ import httpx
 from colibri_router.agents import run_agent
 from colibri_router.conversation import AssistantTurn, CompletionRequest, Message, ToolCall
 from colibri_router.errors import InvalidRequestError
-from colibri_router.host import ask_host
-from colibri_router.pipeline import run_completion
 from colibri_router.pricing import TokenCounts, price_call
 from colibri_router.progress import CallProgress
 from colibri_router.providers import Choice, Connection, ProviderSpec, connect
 from colibri_router.providers.wires import RECORDS, RunnerName
 from colibri_router.retry import Deadline
+from colibri_router.router.host import ask_host
+from colibri_router.router.pipeline import run_completion
 from colibri_router.session import current_session
 from colibri_router.settings import Settings
 from colibri_router.toolcalls.arguments import unreadable_calls_warning

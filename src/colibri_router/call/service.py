@@ -23,13 +23,13 @@ import httpx
 
 from colibri_router import observability
 from colibri_router.accounting import Ledger, worst_case
-from colibri_router.attachments import with_files
-from colibri_router.callers import local_principal
+from colibri_router.callers import ToolCall, local_principal
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError, CostCapError
 from colibri_router.progress import Notify
 from colibri_router.providers import Choice
 from colibri_router.router import route
+from colibri_router.router.attachments import with_files
 from colibri_router.schema import InputMessage, RouterCallInput, RouterCallResult
 from colibri_router.settings import load_settings
 from colibri_router.store import StoreError
@@ -37,6 +37,13 @@ from colibri_router.store import StoreError
 NEW_THREAD = "new"
 # How long a call on a thread waits for another call on the same thread to finish.
 THREAD_WAIT_S = 30.0
+
+
+async def for_tool(args: RouterCallInput, call: ToolCall) -> RouterCallResult:
+    """router_call, as the tool table (:mod:`colibri_router.server.table`) calls it."""
+    return await serve(
+        args, principal=call.caller.name, notify=lambda progress, message: call.notify(progress, message, None)
+    )
 
 
 async def serve(

@@ -16,15 +16,15 @@ import anyio
 import httpx
 
 from colibri_router import observability
-from colibri_router.clients import shared_client
 from colibri_router.conversation import AssistantTurn, CompletionRequest, CompletionResult, render_content
 from colibri_router.deadlines import within
+from colibri_router.engine.clients import shared_client
+from colibri_router.engine.transport import exchange
 from colibri_router.errors import ApiError, ColibriError, MalformedResponse
 from colibri_router.logs import get_logger
 from colibri_router.progress import CallProgress
 from colibri_router.providers import Connection
 from colibri_router.retry import Deadline, Retries, RetryPolicy, Sleep
-from colibri_router.transport import exchange
 from colibri_router.wires import Dialect, WireCodec
 
 DEFAULT_MAX_TOKENS = 1024

@@ -4,9 +4,9 @@ their own threads and usage, an administrator everyone's."""
 
 from __future__ import annotations
 
-from colibri_router.callers import Caller, local_caller
+from colibri_router.callers import Caller, ToolCall, local_caller
 from colibri_router.errors import ConfigError
-from colibri_router.schema_tools import (
+from colibri_router.history.schema import (
     RouterThreadsInput,
     RouterThreadsResult,
     RouterUsageInput,
@@ -23,6 +23,16 @@ def _store() -> Store:
     if store is None:
         raise ConfigError("threads and usage live in the store, and COLIBRI_STORE is off")
     return store
+
+
+async def threads_for_tool(args: RouterThreadsInput, call: ToolCall) -> RouterThreadsResult:
+    """router_threads, as the tool table (:mod:`colibri_router.server.table`) calls it."""
+    return await threads(args, caller=call.caller)
+
+
+async def usage_for_tool(args: RouterUsageInput, call: ToolCall) -> RouterUsageResult:
+    """router_usage, as the tool table (:mod:`colibri_router.server.table`) calls it."""
+    return await usage(args, caller=call.caller)
 
 
 async def threads(args: RouterThreadsInput, *, caller: Caller | None = None) -> RouterThreadsResult:

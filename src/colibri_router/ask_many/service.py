@@ -28,19 +28,26 @@ import httpx
 
 from colibri_router import observability
 from colibri_router.accounting import Ledger, worst_case
-from colibri_router.attachments import files_read_of, with_files
-from colibri_router.callers import local_principal
+from colibri_router.ask_many.judge import JUDGE_SYSTEM, LABELS, agreement, judge_prompt
+from colibri_router.ask_many.progress import ManyProgress, Notify
+from colibri_router.ask_many.schema import (
+    SUMMARY_CHARS,
+    Answer,
+    Failure,
+    RouterAskManyInput,
+    RouterAskManyResult,
+    Verdict,
+)
+from colibri_router.callers import ToolCall, local_principal
 from colibri_router.context import Reading
 from colibri_router.errors import ColibriError, CostCapError, DeadlineError, InvalidRequestError
-from colibri_router.many_judge import JUDGE_SYSTEM, LABELS, agreement, judge_prompt
-from colibri_router.many_progress import ManyProgress, Notify
 from colibri_router.outcomes import error_structured
 from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.providers.placing import UnknownModelError, refusal
 from colibri_router.retry import Deadline
 from colibri_router.router import Plan, plan, route
+from colibri_router.router.attachments import files_read_of, with_files
 from colibri_router.schema import Attempt, RouterCallInput, RouterCallResult
-from colibri_router.schema_many import SUMMARY_CHARS, Answer, Failure, RouterAskManyInput, RouterAskManyResult, Verdict
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store import LedgerRow, StoreError
 
@@ -82,6 +89,11 @@ class _Run:
     def warnings(self) -> list[str]:
         """The result's own warnings (a store's failures among them), in the order they arose."""
         return self.ledger.warnings
+
+
+async def for_tool(args: RouterAskManyInput, call: ToolCall) -> RouterAskManyResult:
+    """router_ask_many, as the tool table (:mod:`colibri_router.server.table`) calls it."""
+    return await ask_many(args, principal=call.caller.name, notify=call.notify)
 
 
 async def ask_many(

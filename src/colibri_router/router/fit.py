@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from colibri_router.context.images import ImageUnreadable, downscaled
-from colibri_router.context.pdf import PdfEncrypted, PdfUnreadable, document_text, pdf_pages, pdf_text
 from colibri_router.conversation import CompletionRequest, Media, Part, Text, ToolResult
 from colibri_router.errors import InvalidRequestError
+from colibri_router.media.images import ImageUnreadable, downscaled
+from colibri_router.media.pdf import PdfEncrypted, PdfUnreadable, document_text, pdf_pages, pdf_text
+from colibri_router.media.support import MediaSupport
 from colibri_router.providers import Choice
-from colibri_router.providers.media import MediaSupport
 from colibri_router.providers.profiles import profile_for
 from colibri_router.providers.wires import WIRE_MEDIA_LIMITS, WireMediaLimits
 

@@ -14,7 +14,11 @@ from collections.abc import Mapping
 import anyio
 import httpx
 
-from colibri_router.clients import shared_client
+from colibri_router.agents.command import runs
+from colibri_router.callers import ToolCall
+from colibri_router.catalog.schema import ProviderModels, RouterModelsInput, RouterModelsResult
+from colibri_router.engine.clients import shared_client
+from colibri_router.engine.transport import get_json
 from colibri_router.errors import ColibriError
 from colibri_router.pricing import known_models as priced_models
 from colibri_router.providers import (
@@ -26,10 +30,8 @@ from colibri_router.providers import (
     connect,
     load_registry,
 )
-from colibri_router.schema_tools import ProviderModels, RouterModelsInput, RouterModelsResult
 from colibri_router.session import current_session
 from colibri_router.settings import load_settings
-from colibri_router.transport import get_json
 from colibri_router.wires import codec_for
 
 MAX_SUGGESTIONS = 3
@@ -59,7 +61,6 @@ async def subscription_available(spec: ProviderSpec) -> bool:
     model: the client of this session declared ``sampling``."""
     if spec.agent is None:
         return current_session().sampler is not None
-    from colibri_router.agents.command import runs
 
     return await anyio.to_thread.run_sync(runs, spec)
 
@@ -70,6 +71,11 @@ def did_you_mean(choice: Choice, registry: Registry) -> str:
         choice.model, known_models(choice.provider, registry), n=MAX_SUGGESTIONS, cutoff=0.5
     )
     return f" (did you mean: {', '.join(close)}?)" if close else ""
+
+
+async def for_tool(args: RouterModelsInput, _call: ToolCall) -> RouterModelsResult:
+    """router_models, as the tool table (:mod:`colibri_router.server.table`) calls it."""
+    return await list_models(args)
 
 
 async def list_models(args: RouterModelsInput, *, client: httpx.AsyncClient | None = None) -> RouterModelsResult:

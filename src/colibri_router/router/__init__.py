@@ -1,7 +1,7 @@
 """The router: one ``router_call`` → which provider and model, the request it gets, the result.
 
 It knows providers only as registry entries (``colibri_router.providers``), and reaches them only
-through the runner of their wire (``colibri_router.runners``: HTTP through the codec table, a
+through the runner of their wire (``colibri_router.router.runners``: HTTP through the codec table, a
 command-line agent, the host's model). Settings and the registry are loaded here, per call.
 Provider-neutral rules live here too: tool-call IDs the host sees, history tools declared when a
 call gives none, and progress heartbeats while the upstream streams.
@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import anyio
 import httpx
 
-from colibri_router.attachments import check_context, files_read, paths_for_agent, with_files
-from colibri_router.catalog import did_you_mean
+from colibri_router.catalog.service import did_you_mean
 from colibri_router.conversation import (
     CompletionRequest,
     Message,
@@ -26,13 +25,14 @@ from colibri_router.conversation import (
     anthropic_blocks,
 )
 from colibri_router.errors import ColibriError, InvalidRequestError
-from colibri_router.media_fit import MediaUnreadable, fit_media, has_media
-from colibri_router.pipeline import DEFAULT_MAX_TOKENS
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.providers.placing import UnknownModelError, refusal
 from colibri_router.retry import Deadline
-from colibri_router.runners import Ran, Run, runner_for, with_neutral_ids
+from colibri_router.router.attachments import check_context, files_read, paths_for_agent, with_files
+from colibri_router.router.fit import MediaUnreadable, fit_media, has_media
+from colibri_router.router.pipeline import DEFAULT_MAX_TOKENS
+from colibri_router.router.runners import Ran, Run, runner_for, with_neutral_ids
 from colibri_router.schema import AssistantMessage, Attempt, RouterCallInput, RouterCallResult, ToolCallOut
 from colibri_router.settings import Settings, load_settings
 

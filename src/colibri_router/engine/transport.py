@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
-from colibri_router.classify import classify
+from colibri_router.engine.classify import classify
 from colibri_router.errors import ApiError
 from colibri_router.progress import CallProgress
 from colibri_router.toolcalls.assembly import StreamAssembler, StreamErrorEvent, StreamProtocolError

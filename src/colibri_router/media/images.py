@@ -14,9 +14,9 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from colibri_router.context.pdf import reason
 from colibri_router.conversation import Media
 from colibri_router.errors import InvalidRequestError
+from colibri_router.media.pdf import reason
 
 if TYPE_CHECKING:
     from PIL.Image import Image

@@ -1,0 +1,1 @@
+"""The router_models service: which providers and models exist."""
