@@ -72,6 +72,14 @@ class ColibriError(Exception):
     prefix: str | None = None  # a provider's code prefix (``OPENAI``), on the provider conditions below
     attempts: tuple[dict[str, Any], ...] = ()  # set by the router: each model tried, in order
 
+    def __init_subclass__(cls, *, prefix: str | None = None, **kwargs: Any) -> None:
+        """``class KimiApiError(ApiError, prefix="KIMI")``: a provider's named class of a condition, its
+        code the condition's with the prefix (``KIMI_API_ERROR``), derived rather than written twice."""
+        super().__init_subclass__(**kwargs)
+        if prefix is not None:
+            cls.prefix = prefix
+            cls.code = _coded(prefix, cls.code)
+
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
@@ -189,34 +197,28 @@ def _coded(prefix: str | None, condition: str) -> str:
 # with the prefix fixed, so ``except KimiApiError`` catches Kimi's API errors and no other provider's.
 
 
-class KimiConfigError(ConfigError):
-    prefix = "KIMI"
-    code = "KIMI_CONFIG_ERROR"
+class KimiConfigError(ConfigError, prefix="KIMI"):
+    pass
 
 
-class KimiApiError(ApiError):
-    prefix = "KIMI"
-    code = "KIMI_API_ERROR"
+class KimiApiError(ApiError, prefix="KIMI"):
+    pass
 
 
-class KimiTimeoutError(DeadlineError):
-    prefix = "KIMI"
-    code = "KIMI_TIMEOUT"
+class KimiTimeoutError(DeadlineError, prefix="KIMI"):
+    pass
 
 
-class AnthropicConfigError(ConfigError):
-    prefix = "ANTHROPIC"
-    code = "ANTHROPIC_CONFIG_ERROR"
+class AnthropicConfigError(ConfigError, prefix="ANTHROPIC"):
+    pass
 
 
-class AnthropicApiError(ApiError):
-    prefix = "ANTHROPIC"
-    code = "ANTHROPIC_API_ERROR"
+class AnthropicApiError(ApiError, prefix="ANTHROPIC"):
+    pass
 
 
-class AnthropicTimeoutError(DeadlineError):
-    prefix = "ANTHROPIC"
-    code = "ANTHROPIC_TIMEOUT"
+class AnthropicTimeoutError(DeadlineError, prefix="ANTHROPIC"):
+    pass
 
 
 @dataclass(frozen=True, slots=True)
