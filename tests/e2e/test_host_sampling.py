@@ -23,7 +23,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CreateMessageRequestParams, CreateMessageResult, ErrorData, TextContent
+from mcp.types import CreateMessageRequestParams, ErrorData
+from sampling_host import Host
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -49,29 +50,13 @@ async def client_with(sampling: Any, stderr: Path, mode: str, **extra_env: str) 
             yield client
 
 
-class Host:
-    """A host whose model answers every sampling request, numbered, and remembers what it was asked."""
-
-    def __init__(self) -> None:
-        self.asked: list[CreateMessageRequestParams] = []
-
-    async def __call__(self, context: Any, params: CreateMessageRequestParams) -> CreateMessageResult:
-        self.asked.append(params)
-        return CreateMessageResult(
-            role="assistant",
-            content=TextContent(type="text", text=f"The host's own answer {len(self.asked)}."),
-            model="host-model-7",
-            stop_reason="endTurn",
-        )
-
-
 async def refusing(context: Any, params: CreateMessageRequestParams) -> ErrorData:
     return ErrorData(code=-1, message="the user declined")
 
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_the_host_answers_through_sampling(tmp_path: Path, mode: str) -> None:
-    host = Host()
+    host = Host("The host's own answer {}.")
     messages = [
         {"role": "user", "content": "First question"},
         {"role": "assistant", "content": "First answer"},
@@ -116,7 +101,7 @@ async def test_a_call_that_asks_the_host_twice_after_a_paid_model_runs_once_and_
     """On 2026-07-28 the call waits across rounds: Kimi is asked once, both host answers arrive, and
     progress sent after the host answered reaches the client on the latest round's stream."""
     fake_upstream.kimi.enqueue(kimi_text("from kimi"))
-    host = Host()
+    host = Host("The host's own answer {}.")
     progress: list[str] = []
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
@@ -181,7 +166,7 @@ async def test_over_http_host_is_refused_pointing_to_stdio(tmp_path: Path, mode:
     that declares sampling is still refused, with a message that says why (not that it declared none)."""
     tokens = tmp_path / "tokens"
     token = tokens_for(tokens, "alice")["alice"]
-    host = Host()
+    host = Host("The host's own answer {}.")
     server_env = env(COLIBRI_HTTP_TOKENS_FILE=str(tokens))
     with http_server(server_env, tmp_path / "stderr.log") as url:
         async with (
@@ -209,7 +194,7 @@ async def test_a_client_that_cancels_a_2026_round_cancels_the_call(tmp_path: Pat
             host_answered.set()
 
     extra = {"COLIBRI_KIMI_API_KEY": KIMI_KEY, "COLIBRI_KIMI_BASE_URL": fake_upstream.kimi_base_url}
-    async with client_with(Host(), tmp_path / "stderr.log", "auto", **extra) as client:
+    async with client_with(Host("The host's own answer {}."), tmp_path / "stderr.log", "auto", **extra) as client:
         async with anyio.create_task_group() as group:
 
             async def ask() -> None:

@@ -26,27 +26,12 @@ from mcp.types import (
     InputRequiredResult,
     TextContent,
 )
+from sampling_host import Host
 
 from colibri_router.server import build_server
 from colibri_router.server.rounds import UNKNOWN_CALL
 
 ERAS = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
-
-
-class Host:
-    """A host whose model answers every sampling request, numbered, and remembers what it was asked."""
-
-    def __init__(self) -> None:
-        self.asked: list[CreateMessageRequestParams] = []
-
-    async def __call__(self, context: Any, params: CreateMessageRequestParams) -> CreateMessageResult:
-        self.asked.append(params)
-        return CreateMessageResult(
-            role="assistant",
-            content=TextContent(type="text", text=f"host answer {len(self.asked)}"),
-            model="host-model-7",
-            stop_reason="endTurn",
-        )
 
 
 def answer(text: str) -> CreateMessageResult:
