@@ -36,11 +36,14 @@ Notify = Callable[[float, str, float | None], Awaitable[None]]
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """What a tool's service learns of its call besides the arguments: who asked, where its progress
-    goes, and whether it may read paths on this machine (not for a remote caller over HTTP)."""
+    goes, whether it may read paths on this machine (not for a remote caller over HTTP), and how to
+    ask its user a yes/no question (None: the client cannot; :mod:`colibri_router.confirmation`)."""
 
     caller: Caller
     notify: Notify
     local_files: bool
+    # colibri_router.session.Ask, spelled out: that module is not loaded at start-up.
+    confirm: Callable[[str], Awaitable[bool]] | None = None
 
 
 def local_principal() -> str:

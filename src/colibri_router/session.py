@@ -3,13 +3,15 @@
 The shell sets it for each request: whether the call arrived over Streamable HTTP (command-line
 agents would then run on the server's login for every caller), and, when the client declared the
 ``sampling`` capability, a :class:`Sampler` that sends ``sampling/createMessage`` back through that
-session (the ``host`` provider). A context variable carries it, so every router call made while
-serving the request (fallbacks, many models, agent-testing runs) sees the same session.
+session (the ``host`` provider), and, when it declared ``elicitation``, an :data:`Ask` that puts a
+yes/no question to its user (:mod:`colibri_router.confirmation`). A context variable carries it, so
+every router call made while serving the request (fallbacks, many models, agent-testing runs) sees
+the same session.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -31,10 +33,15 @@ class Sampler(Protocol):
     async def __call__(self, request: CompletionRequest, model_hint: str | None) -> Sampled: ...
 
 
+# The question (one line) → whether the user accepted it; False for a refusal or a dismissal.
+Ask = Callable[[str], Awaitable[bool]]
+
+
 @dataclass(frozen=True, slots=True)
 class McpSession:
     over_http: bool = False
     sampler: Sampler | None = None
+    ask: Ask | None = None
 
 
 _PLAIN = McpSession()

@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     budget_daily_usd: float | None = Field(None, ge=0, validation_alias="COLIBRI_BUDGET_DAILY_USD")
     budget_monthly_usd: float | None = Field(None, ge=0, validation_alias="COLIBRI_BUDGET_MONTHLY_USD")
     budget_daily_usd_per_user: float | None = Field(None, ge=0, validation_alias="COLIBRI_BUDGET_DAILY_USD_PER_USER")
+    # A call whose worst case is above it asks the user first (MCP elicitation); a cap where none can be asked.
+    confirm_over_usd: float | None = Field(None, ge=0, validation_alias="COLIBRI_CONFIRM_OVER_USD")
     # sqlite:///relative.db, sqlite:////absolute/path.db or postgresql://...; unset: the SQLite file
     # in the state directory.
     database_url: str | None = Field(None, min_length=1, validation_alias="COLIBRI_DATABASE_URL")

@@ -39,6 +39,7 @@ from colibri_router.ask_many.schema import (
     Verdict,
 )
 from colibri_router.callers import ToolCall, local_principal
+from colibri_router.confirmation import Confirmation
 from colibri_router.context import Reading
 from colibri_router.errors import ColibriError, CostCapError, DeadlineError, InvalidRequestError
 from colibri_router.outcomes import error_structured
@@ -48,6 +49,7 @@ from colibri_router.retry import Deadline
 from colibri_router.router import Plan, plan, route
 from colibri_router.router.attachments import files_read_of, with_files
 from colibri_router.schema import Attempt, RouterCallInput, RouterCallResult
+from colibri_router.session import Ask
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store import LedgerRow, StoreError
 
@@ -75,6 +77,7 @@ class _Run:
     deadline: Deadline
     client: httpx.AsyncClient | None
     progress: ManyProgress
+    confirmation: Confirmation
     reading: Reading | None = None  # the files every model was sent
 
     @property
@@ -93,7 +96,7 @@ class _Run:
 
 async def for_tool(args: RouterAskManyInput, call: ToolCall) -> RouterAskManyResult:
     """router_ask_many, as the tool table (:mod:`colibri_router.server.table`) calls it."""
-    return await ask_many(args, principal=call.caller.name, notify=call.notify)
+    return await ask_many(args, principal=call.caller.name, notify=call.notify, confirm=call.confirm)
 
 
 async def ask_many(
@@ -102,7 +105,9 @@ async def ask_many(
     principal: str | None = None,
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
+    confirm: Ask | None = None,
 ) -> RouterAskManyResult:
+    """``confirm``: how to ask the user before an expensive call (None: the threshold is a cap)."""
     started = time.monotonic()
     settings = load_settings()
     # The files are read once, before anything is priced or sent: every model gets the same turn, and
@@ -115,12 +120,14 @@ async def ask_many(
     _refuse_unknown([*models, *([judge] if judge else [])])
     _refuse_duplicates(models)
     total = len(models) + (judge is not None)
+    deadline = Deadline.after(args.timeout_s or settings.timeout_s)
     run = _Run(
         args,
         ledger,
-        Deadline.after(args.timeout_s or settings.timeout_s),
+        deadline,
         client,
         ManyProgress(notify, total),
+        Confirmation(confirm, settings.confirm_over_usd, deadline),
         reading=expanded.reading,
     )
     await _admit(run, models, judge)
@@ -195,11 +202,11 @@ def _refuse_duplicates(models: Sequence[_Asked]) -> None:
 
 
 async def _admit(run: _Run, models: Sequence[_Asked], judge: _Asked | None) -> None:
-    """The worst case of every call this one will make, against max_cost_usd and the budgets, before
-    any is sent, reserved in the budgets as one amount. Each model's request is priced as the router
-    plans it, and that plan is what is sent."""
+    """The worst case of every call this one will make, against max_cost_usd, the user's confirmation
+    and the budgets, before any is sent, reserved in the budgets as one amount. Each model's request
+    is priced as the router plans it, and that plan is what is sent."""
     args = run.args
-    if args.max_cost_usd is None and not run.ledger.budgeted:
+    if args.max_cost_usd is None and not run.ledger.budgeted and not run.confirmation.active:
         return  # nothing to check: no price lookup on the plain path
     costs: list[tuple[str, float | None]] = []
     answers_tokens = 0
@@ -230,6 +237,7 @@ async def _admit(run: _Run, models: Sequence[_Asked], judge: _Asked | None) -> N
             f"asking every model{' and the judge' if judge else ''} could cost up to ${worst:.6f} ({parts}), "
             f"above max_cost_usd ${args.max_cost_usd:g}; nothing was sent"
         )
+    await run.confirmation.check(costs)
     try:
         await run.ledger.reserve(worst)
     except StoreError as error:

@@ -24,13 +24,16 @@ import httpx
 from colibri_router import observability
 from colibri_router.accounting import Ledger, worst_case
 from colibri_router.callers import ToolCall, local_principal
+from colibri_router.confirmation import Confirmation
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError, CostCapError
 from colibri_router.progress import Notify
 from colibri_router.providers import Choice
+from colibri_router.retry import Deadline
 from colibri_router.router import route
 from colibri_router.router.attachments import with_files
 from colibri_router.schema import InputMessage, RouterCallInput, RouterCallResult
+from colibri_router.session import Ask
 from colibri_router.settings import load_settings
 from colibri_router.store import StoreError
 
@@ -42,7 +45,10 @@ THREAD_WAIT_S = 30.0
 async def for_tool(args: RouterCallInput, call: ToolCall) -> RouterCallResult:
     """router_call, as the tool table (:mod:`colibri_router.server.table`) calls it."""
     return await serve(
-        args, principal=call.caller.name, notify=lambda progress, message: call.notify(progress, message, None)
+        args,
+        principal=call.caller.name,
+        notify=lambda progress, message: call.notify(progress, message, None),
+        confirm=call.confirm,
     )
 
 
@@ -52,11 +58,13 @@ async def serve(
     principal: str | None = None,
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
+    confirm: Ask | None = None,
 ) -> RouterCallResult:
+    """``confirm``: how to ask the user before an expensive call (None: the threshold is a cap)."""
     principal = principal or local_principal()
     watch = observability.routed_call(principal, args)
     try:
-        result = await _serve(args, principal, client, notify)
+        result = await _serve(args, principal, client, notify, confirm)
     except ColibriError as error:
         watch.finished(None, error)
         raise
@@ -75,10 +83,12 @@ async def _serve(
     principal: str,
     client: httpx.AsyncClient | None,
     notify: Notify | None,
+    confirm: Ask | None,
 ) -> RouterCallResult:
     settings = load_settings()
     ledger = Ledger.open(settings, principal, thread=args.thread_id is not None, announce=True)
-    call = _Call(args, ledger)
+    deadline = Deadline.after(args.timeout_s or settings.timeout_s)
+    call = _Call(args, ledger, Confirmation(confirm, settings.confirm_over_usd, deadline))
     try:
         # The files are read before the thread is: the thread stores the turn as it was sent.
         call.args = await with_files(args, settings)
@@ -135,12 +145,14 @@ class _Call:
 
     args: RouterCallInput
     ledger: Ledger
+    confirmation: Confirmation
     thread_id: str | None = None
     started: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     async def admit(self, choice: Choice, request: CompletionRequest) -> list[str]:
-        """Before an attempt is sent: the call's own cost cap, then (once) the budgets' reservation."""
-        if self.args.max_cost_usd is None and not self.ledger.limits.by_scope():
+        """Before an attempt is sent: the call's own cost cap, the user's confirmation (once), then (once)
+        the budgets' reservation."""
+        if self.args.max_cost_usd is None and not self.ledger.limits.by_scope() and not self.confirmation.active:
             return []  # nothing to check: no price lookup on the plain path
         warnings: list[str] = []
         worst = worst_case(choice, request)
@@ -152,6 +164,7 @@ class _Call:
                 f"the call could cost up to ${worst:.6f} with {choice.model} (its input and max_tokens "
                 f"{request.max_tokens}), above max_cost_usd ${self.args.max_cost_usd:g}; nothing was sent"
             )
+        await self.confirmation.check([(choice.model, worst)])
         await self.ledger.reserve(worst)
         return warnings
 

@@ -10,6 +10,8 @@ and a ``retryable`` flag; hosts and scripts branch on ``code``, never on message
     ├── InvalidRequestError           INVALID_REQUEST: input no provider could accept
     ├── CostCapError                  BUDGET_EXCEEDED: the call's worst case is above max_cost_usd
     │                                 (the store's BudgetExceeded shares the code: a budget is reached)
+    ├── ConfirmationDeclinedError     CONFIRMATION_DECLINED: the user refused (or did not answer) the
+    │                                 question an expensive call asks first (colibri_router.confirmation)
     └── StoreError                    STORE_ERROR, kind STORE_UNAVAILABLE: the database a call needs
                                       cannot be reached or used (colibri_router.store.errors)
 
@@ -51,6 +53,7 @@ Kind: TypeAlias = Literal[
     "CONFIG_ERROR",
     "BUDGET_EXCEEDED",
     "STORE_UNAVAILABLE",
+    "CONFIRMATION_DECLINED",
     "UNKNOWN",
 ]
 # Kinds where a later identical call can succeed: waiting helps (rate limits, overload, 5xx, network,
@@ -175,6 +178,14 @@ class CostCapError(ColibriError):
 
     code = "BUDGET_EXCEEDED"
     kind: Kind = "BUDGET_EXCEEDED"
+
+
+class ConfirmationDeclinedError(ColibriError):
+    """The user declined the question asked before an expensive call, or gave no answer within the
+    call's deadline: nothing was sent, and the same call would be asked again (never retryable)."""
+
+    code = "CONFIRMATION_DECLINED"
+    kind: Kind = "CONFIRMATION_DECLINED"
 
 
 class DeadlineError(ColibriError):

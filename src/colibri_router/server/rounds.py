@@ -1,7 +1,8 @@
-"""Tool calls that ask the host's model on a 2026-07-28 connection, across input-required rounds.
+"""Tool calls that ask the host's model (or its user) on a 2026-07-28 connection, across input-required rounds.
 
 From 2026-07-28 a server sends its client no requests. A call that needs the client's model answers
-an ``InputRequiredResult`` instead: the ``sampling/createMessage`` requests in ``inputRequests`` and
+an ``InputRequiredResult`` instead: the ``sampling/createMessage`` requests (or the
+``elicitation/create`` question of :mod:`.confirm`) in ``inputRequests`` and
 an opaque ``requestState``; the client runs them and retries the call with its ``inputResponses``
 and the state echoed (SEP-2322). The SDK's client drives those rounds by itself, and the SDK's
 server seals the state (:class:`mcp.server.request_state.RequestStateBoundary`).
@@ -32,6 +33,9 @@ from mcp.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
     CreateMessageResultWithTools,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
     InputRequiredResult,
     InputResponses,
 )
@@ -51,12 +55,20 @@ Sampled = CreateMessageResult | CreateMessageResultWithTools
 
 
 class _Question:
-    """One ``sampling/createMessage`` request, waiting for the client's answer."""
+    """One request to the client (the host's model, or a question to its user), waiting for its answer.
+    ``expects``: the answer's types; ``wrong`` words a mismatched one as the call's error."""
 
-    def __init__(self, params: CreateMessageRequestParams) -> None:
-        self.params = params
+    def __init__(
+        self,
+        request: CreateMessageRequest | ElicitRequest,
+        expects: tuple[type, ...],
+        wrong: Callable[[str], ColibriError],
+    ) -> None:
+        self.request = request
+        self.expects = expects
+        self.wrong = wrong
         self.answered = anyio.Event()
-        self.answer: Sampled | None = None
+        self.answer: Any = None
         self.error: ColibriError | None = None
 
 
@@ -77,8 +89,30 @@ class WaitingCall:
 
     async def sample(self, params: CreateMessageRequestParams) -> Sampled:
         """Ask the host (the next round's ``inputRequests``) and wait for its answer."""
-        key = f"sampling-{next(self._keys)}"
-        question = _Question(params)
+
+        def wrong(answered: str) -> ColibriError:
+            return error_family(HOST_PREFIX).api(
+                f"the host answered the sampling request with a {answered}, not a message"
+            )
+
+        question = _Question(
+            CreateMessageRequest(params=params), (CreateMessageResult, CreateMessageResultWithTools), wrong
+        )
+        answer: Sampled = await self._ask("sampling", question)
+        return answer
+
+    async def elicit(self, params: ElicitRequestFormParams) -> ElicitResult:
+        """Ask the client's user (the next round's ``inputRequests``) and wait for the answer."""
+
+        def wrong(answered: str) -> ColibriError:
+            return InvalidRequestError(f"the client answered the question with a {answered}, not an elicitation result")
+
+        question = _Question(ElicitRequest(params=params), (ElicitResult,), wrong)
+        answer: ElicitResult = await self._ask("elicitation", question)
+        return answer
+
+    async def _ask(self, kind: str, question: _Question) -> Any:
+        key = f"{kind}-{next(self._keys)}"
         self._questions[key] = question
         self._change()
         try:
@@ -96,12 +130,10 @@ class WaitingCall:
             question = self._questions.get(key)
             if question is None or question.answered.is_set():
                 continue  # not ours, or answered already: a client's repeat changes nothing
-            if isinstance(response, CreateMessageResult | CreateMessageResultWithTools):
+            if isinstance(response, question.expects):
                 question.answer = response
             else:
-                question.error = error_family(HOST_PREFIX).api(
-                    f"the host answered the sampling request with a {type(response).__name__}, not a message"
-                )
+                question.error = question.wrong(type(response).__name__)
             question.answered.set()
 
     async def next_round(self) -> CallToolResult | InputRequiredResult:
@@ -118,9 +150,7 @@ class WaitingCall:
                 open_questions = {key: q for key, q in self._questions.items() if not q.answered.is_set()}
                 if open_questions:
                     return InputRequiredResult(
-                        input_requests={
-                            key: CreateMessageRequest(params=q.params) for key, q in open_questions.items()
-                        },
+                        input_requests={key: q.request for key, q in open_questions.items()},
                         request_state=self.token,
                     )
                 await changed.wait()

@@ -6,7 +6,8 @@ session, mid-call; on a 2026-07-28 connection (``server/discover``, no requests 
 goes out in an ``InputRequiredResult`` and the call waits for the client's retry (:mod:`.rounds`).
 Over Streamable HTTP the server is stateless, so neither reaches the client: ``host`` is refused
 there (:data:`colibri_router.router.host.NO_SAMPLING_OVER_HTTP`). The router reaches the sampler through
-:func:`colibri_router.session.current_session` and never imports mcp.
+:func:`colibri_router.session.current_session` and never imports mcp. The session also carries the
+user's confirmation question (:mod:`.confirm`), which travels the same way in each era.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from mcp_types.version import is_version_at_least
 from colibri_router.agents.transcript import message_texts
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import InvalidRequestError, error_family
+from colibri_router.server import confirm
 from colibri_router.server.results import error_result
 from colibri_router.server.rounds import HOST_PREFIX, Sampled, WaitingCall, WaitingCalls
 from colibri_router.session import McpSession, Sampler
@@ -50,21 +52,28 @@ async def answer_in_session(
     """``run`` the tool call in the session its transport, protocol era and client capabilities allow."""
     if over_http:
         return await run(McpSession(over_http=True))
+    sampling, eliciting = _declares_sampling(ctx), confirm.declares_elicitation(ctx)
     if _input_required_era(ctx):
-        if ctx.request_state is not None or _declares_sampling(ctx):
-            return await _across_rounds(ctx, run)
+        # A call runs across rounds only when it may ask: the host's model, or (a threshold set) the user.
+        if ctx.request_state is not None or sampling or (eliciting and confirm.confirming()):
+            return await _across_rounds(ctx, run, sampling=sampling, eliciting=eliciting)
         return await run(McpSession())
-    if _declares_sampling(ctx):
-        return await run(McpSession(sampler=_asking_the_session(ctx)))
-    return await run(McpSession())
+    return await run(
+        McpSession(
+            sampler=_asking_the_session(ctx) if sampling else None,
+            ask=confirm.asking_the_session(ctx) if eliciting else None,
+        )
+    )
 
 
-async def _across_rounds(ctx: Context[Any, Any], run: Run) -> CallToolResult | InputRequiredResult:
-    """A 2026-07-28 call of a client that declared sampling: started, or resumed with the client's answers."""
+async def _across_rounds(
+    ctx: Context[Any, Any], run: Run, *, sampling: bool, eliciting: bool
+) -> CallToolResult | InputRequiredResult:
+    """A 2026-07-28 call of a client that may be asked: started, or resumed with the client's answers."""
     calls = ctx.request_context.lifespan_context
     assert isinstance(calls, WaitingCalls), "build_server's lifespan holds the waiting calls"
     if ctx.request_state is None:
-        call = calls.start(lambda waiting: _in_rounds(waiting, run))
+        call = calls.start(lambda waiting: _in_rounds(waiting, run, sampling=sampling, eliciting=eliciting))
     else:
         try:
             call = calls.resume(ctx.request_state, ctx.input_responses)
@@ -74,9 +83,14 @@ async def _across_rounds(ctx: Context[Any, Any], run: Run) -> CallToolResult | I
     return await calls.next_round(call)
 
 
-async def _in_rounds(call: WaitingCall, run: Run) -> CallToolResult:
+async def _in_rounds(call: WaitingCall, run: Run, *, sampling: bool, eliciting: bool) -> CallToolResult:
     _ROUND.set(call)  # this task's context only
-    return await run(McpSession(sampler=_asking_in_rounds(call)))
+    return await run(
+        McpSession(
+            sampler=_asking_in_rounds(call) if sampling else None,
+            ask=confirm.asking_in_rounds(call) if eliciting else None,
+        )
+    )
 
 
 def round_context(ctx: Context[Any, Any]) -> Context[Any, Any]:

@@ -107,10 +107,14 @@ def _notifier(ctx: Context[Any, Any]) -> Notify:
     return notify
 
 
+# A tool's work for its caller, in the MCP session the request came in on.
+Work = Callable[[Caller, "McpSession"], Awaitable[BaseModel | dict[str, Any]]]
+
+
 async def _answer(
     tool: str,
     ctx: Context[Any, Any],
-    work: Callable[[Caller], Awaitable[BaseModel | dict[str, Any]]],
+    work: Work,
     sparse: bool,
 ) -> ToolAnswer:
     """Run ``work`` for the request's caller, in the MCP session its client and protocol era allow (a
@@ -125,7 +129,7 @@ async def _answer(
 async def _run(
     tool: str,
     ctx: Context[Any, Any],
-    work: Callable[[Caller], Awaitable[BaseModel | dict[str, Any]]],
+    work: Work,
     session: McpSession,
     sparse: bool,
 ) -> CallToolResult:
@@ -139,7 +143,7 @@ async def _run(
         in_session(session),
     ):
         try:
-            return success_result(await work(caller(name)), sparse=sparse)
+            return success_result(await work(caller(name), session), sparse=sparse)
         except ColibriError as error:
             get_logger(__name__).warning(f"{tool} failed", code=error.code, status=error.status, error=error.message)
             return error_result(error)
@@ -167,7 +171,10 @@ def _handler(entry: ToolEntry) -> Callable[[Any, Context[Any, Any]], Awaitable[T
         notify = _notifier(ctx)
         local_files = not _over_http(ctx)
         return await _answer(
-            entry.name, ctx, lambda who: service(arguments, ToolCall(who, notify, local_files)), entry.sparse
+            entry.name,
+            ctx,
+            lambda who, session: service(arguments, ToolCall(who, notify, local_files, session.ask)),
+            entry.sparse,
         )
 
     handle.__name__ = handle.__qualname__ = entry.name
