@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from colibri_router.errors import ConfigError
 
-FORMATS = ("pretty", "json", "junit")
+FORMATS = ("pretty", "json", "junit", "html")
 
 
 def register(commands: Any, provider_names: list[str]) -> None:
@@ -27,7 +27,13 @@ def register(commands: Any, provider_names: list[str]) -> None:
     run.add_argument("--max-steps", type=int, help="model calls per run (at most 50)")
     run.add_argument("--concurrency", type=int, help="runs at once (default COLIBRI_RUN_CONCURRENCY, 4)")
     run.add_argument("--max-cost", dest="max_cost_usd", type=float, help="stop starting runs past this spend (USD)")
-    run.add_argument("--format", dest="formats", action="append", choices=FORMATS, help="pretty (default), json, junit")
+    run.add_argument(
+        "--format",
+        dest="formats",
+        action="append",
+        choices=FORMATS,
+        help="pretty (default), json, junit, html (one self-contained page)",
+    )
     run.add_argument("--out", dest="outs", action="append", type=Path, help="file for the matching --format")
     replay = run.add_mutually_exclusive_group()
     replay.add_argument("--record", type=Path, help="append every model call to this JSONL file")
@@ -98,6 +104,8 @@ def _write_reports(reports: list[Any], formats: list[str], outs: list[Path], std
             text = testing.render_pretty(reports)
         elif kind == "junit":
             text = testing.render_junit(reports)
+        elif kind == "html":
+            text = testing.render_html(reports)
         else:
             text = json.dumps([report.to_json("full") for report in reports], indent=2, ensure_ascii=False)
         if index < len(outs):

@@ -7,7 +7,8 @@ The model call is injected: :func:`run_scenario` and :func:`run_conversation` ta
 Modules, by idea: ``scenario`` (the model and loading), ``expectations`` (the assertion types),
 ``matcher`` (patterns), ``simulate`` (tool answers), ``loop`` (one run), ``runner`` (all runs),
 ``assertions`` and ``judge`` (scoring), ``trajectory`` and ``compare`` (paths through the tools),
-``report``, ``render`` (table, JUnit), ``record`` (record/replay), ``dialogue`` (``run_conversation``).
+``report``, ``render`` (table, JUnit), ``html_report`` (the report as one page), ``record``
+(record/replay), ``dialogue`` (``run_conversation``).
 """
 
 from colibri_router.testing.assertions import AssertionResult
@@ -21,6 +22,7 @@ from colibri_router.testing.caller import (
     Repair,
 )
 from colibri_router.testing.dialogue import run_conversation
+from colibri_router.testing.html_report import render_html
 from colibri_router.testing.matcher import match
 from colibri_router.testing.record import Recorder, RecordingError, Replayer
 from colibri_router.testing.render import render_junit, render_pretty
@@ -73,6 +75,7 @@ __all__ = [
     "load_scenario",
     "match",
     "parse_scenario",
+    "render_html",
     "render_junit",
     "render_pretty",
     "run_concurrency",
