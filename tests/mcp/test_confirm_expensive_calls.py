@@ -266,3 +266,20 @@ async def test_the_question_comes_before_the_hosts_model_is_asked(
     assert error_of(result)["code"] == "CONFIRMATION_DECLINED"
     assert "host:a (no price)" in user.asked[0].message  # type: ignore[union-attr]
     assert host.asked == [] and upstream.requests == []
+
+
+async def test_router_run_is_not_asked_and_each_of_its_model_calls_is_capped(
+    upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """router_run's cost is not known before its runs: it asks nothing, and each model call it makes
+    is held to the threshold as a cost cap, so nothing above it is sent without a question."""
+    monkeypatch.setenv("COLIBRI_CONFIRM_OVER_USD", LOW)
+    scenario = {"colibri": 1, "name": "capped", "models": [KIMI], "prompt": "hi", "expect": [{"type": "no_tool_calls"}]}
+    user = User("accept")
+    async with Client(build_server(), mode="legacy", elicitation_callback=user) as client:
+        result = await client.call_tool("router_run", {"scenario": scenario})
+    assert not result.is_error, result.content[0].text  # type: ignore[union-attr]
+    (model,) = (result.structured_content or {})["models"]
+    assert model["errors"] == 1 and model["verdict"] == "error"
+    assert model["results"][0]["error"]["code"] == "BUDGET_EXCEEDED"
+    assert user.asked == [] and upstream.requests == []
