@@ -53,7 +53,7 @@ class Confirmation:
         worst = math.fsum(cost for _, cost in priced if cost is not None)
         if worst <= self.threshold:
             return
-        what = f"{_names(priced)} could cost up to ${worst:.4f}, above {VARIABLE} ${self.threshold:g}"
+        what = f"{_names(priced)} could cost up to {usd(worst)}, above {VARIABLE} ${self.threshold:g}"
         if self.ask is None:
             raise CostCapError(f"{what}; this client cannot be asked to confirm (no MCP elicitation); nothing was sent")
         answer: bool | None = None
@@ -66,9 +66,14 @@ class Confirmation:
         self.accepted = True
 
 
+def usd(amount: float) -> str:
+    """``$0.0351``; a fraction of a cent keeps six decimals, so it never reads as $0.0000."""
+    return f"${amount:.4f}" if amount >= 0.01 else f"${amount:.6f}"
+
+
 def _names(priced: Sequence[Priced]) -> str:
     """``Asking kimi-k2.6``, or for several ``Asking kimi-k2.6 ($0.0100), gpt-5 ($0.2000) and x (no price)``."""
     if len(priced) == 1:
         return f"Asking {priced[0][0]}"
-    parts = [f"{name} (${cost:.4f})" if cost is not None else f"{name} (no price)" for name, cost in priced]
+    parts = [f"{name} ({usd(cost)})" if cost is not None else f"{name} (no price)" for name, cost in priced]
     return f"Asking {', '.join(parts[:-1])} and {parts[-1]}"

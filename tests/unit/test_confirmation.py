@@ -5,13 +5,16 @@ client cannot be asked, and the question one line naming every model."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
+from typing import Any
 
 import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from mcp.types import ClientCapabilities, ElicitationCapability, FormElicitationCapability, UrlElicitationCapability
 
-from colibri_router.confirmation import Confirmation
+from colibri_router.confirmation import Confirmation, usd
 from colibri_router.errors import ConfirmationDeclinedError, CostCapError
 from colibri_router.retry import Deadline
 
@@ -95,3 +98,26 @@ def test_without_a_threshold_nothing_is_asked_or_capped(priced: list[tuple[str, 
 def test_no_answer_within_the_deadline_is_a_refusal(remaining: float) -> None:
     error = run(Confirmation(Asker(None), 0.0, Deadline.after(remaining)), [("m", 1.0)])
     assert isinstance(error, ConfirmationDeclinedError) and "no answer" in error.message
+
+
+@pytest.mark.parametrize(
+    ("capability", "asks"),
+    [
+        (None, False),
+        (ElicitationCapability(), True),  # the form mode, before modes were named
+        (ElicitationCapability(form=FormElicitationCapability()), True),
+        (ElicitationCapability(form=FormElicitationCapability(), url=UrlElicitationCapability()), True),
+        (ElicitationCapability(url=UrlElicitationCapability()), False),  # it cannot show a form
+    ],
+)
+def test_only_a_client_that_takes_a_form_is_asked(capability: ElicitationCapability | None, asks: bool) -> None:
+    from colibri_router.server.confirm import declares_elicitation
+
+    ctx: Any = SimpleNamespace(client_capabilities=ClientCapabilities(elicitation=capability))
+    assert declares_elicitation(ctx) is asks
+
+
+@given(st.floats(min_value=0, max_value=1000, allow_nan=False))
+def test_amounts_never_read_as_zero_unless_they_are(amount: float) -> None:
+    shown = usd(amount)
+    assert shown.startswith("$") and (float(shown[1:]) > 0 or amount < 5e-7)

@@ -27,11 +27,14 @@ NO_FIELDS: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 def declares_elicitation(ctx: Context[Any, Any]) -> bool:
+    """Whether the client takes a form question: ``elicitation`` with ``form``, or empty (the form
+    mode before modes were named); a client that declared only ``url`` cannot show one."""
     try:
         capabilities = ctx.client_capabilities
     except ValueError:
         return False  # no request: no client to ask
-    return capabilities is not None and capabilities.elicitation is not None
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
 
 def confirming() -> bool:
