@@ -232,3 +232,18 @@ def test_first_divergence_is_the_first_step_where_the_paths_part(paths: list[lis
     assert len(before) == 1  # the same up to there
     at = {path[found - 1] if found - 1 < len(path) else None for path in normal}
     assert len(at) > 1  # and parted there
+
+
+async def test_errored_runs_and_runs_without_tools_are_shown() -> None:
+    from test_agent_render import two_reports
+
+    reports = await two_reports()
+    parsed = parse(render_html(reports))
+    text = " ".join(" ".join(parsed.text).split())
+    assert "Error: KIMI_API_ERROR (RATE_LIMITED) upstream said no" in text
+    assert "Every run took the same path through the tools." in text  # none called a tool
+    refund, broken = (table for table in parsed.tables if table[0][:2] == ["Model", "Verdict"])
+    assert [row[0] for row in refund[1:]] == ["kimi", "claude"]
+    errored = broken[1]
+    assert errored[0] == "kimi" and "error" in errored[1]
+    assert errored[2] == "0/1 (1 errored)" and errored[3] == "—"
