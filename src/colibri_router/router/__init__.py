@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 import anyio
 import httpx
 
-from colibri_router.catalog.service import did_you_mean
 from colibri_router.conversation import (
     CompletionRequest,
     Message,
@@ -27,6 +26,7 @@ from colibri_router.conversation import (
 from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.providers import Choice, Registry, load_registry
+from colibri_router.providers.known import did_you_mean
 from colibri_router.providers.placing import UnknownModelError, refusal
 from colibri_router.retry import Deadline
 from colibri_router.router.attachments import check_context, files_read_of
