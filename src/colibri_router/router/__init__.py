@@ -1,5 +1,9 @@
 """The router: one ``router_call`` → which provider and model, the request it gets, the result.
 
+It takes the internal call object a service made where the call entered
+(:class:`~colibri_router.router.call.Call`: the conversation as parts, the files read, the options),
+never the tool's pydantic input, and answers with an :class:`~colibri_router.router.call.Outcome`.
+
 It knows providers only as registry entries (``colibri_router.providers``), and reaches them only
 through the runner of their wire (``colibri_router.router.runners``: HTTP through the codec table, a
 command-line agent, the host's model). Settings and the registry are loaded here, per call.
