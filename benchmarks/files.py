@@ -26,7 +26,7 @@ from pathlib import Path
 from benchmarks.measure import Report, Row
 from colibri_router.providers import BUILTIN, Choice
 from colibri_router.router import build_request
-from colibri_router.router.attachments import with_files
+from colibri_router.router.call import Call, call_of
 from colibri_router.router.fit import fit_media, has_media
 from colibri_router.schema import RouterCallInput
 from colibri_router.settings import load_settings
@@ -58,9 +58,9 @@ def _images(root: Path) -> None:
         (root / "shots" / f"shot_{index}.png").write_bytes(data)
 
 
-async def _encode(files: list[str], model: str, provider: str) -> tuple[dict[str, object], RouterCallInput]:
+async def _encode(files: list[str], model: str, provider: str) -> tuple[dict[str, object], Call]:
     args = RouterCallInput.model_validate({"prompt": "Review", "files": files, "model": model})
-    expanded = await with_files(args, load_settings())
+    expanded = await call_of(args, load_settings())
     request, _ = build_request(expanded, model)
     if has_media(request):
         request, _ = fit_media(request, Choice(BUILTIN[provider], model))

@@ -234,19 +234,6 @@ class RouterCallInput(BaseModel):
         max_length=64,
         description="Paths, globs or directories read on the server, into the last user turn (text line-numbered).",
     )
-    # Set once `files` were read into the conversation (then `files` is None): what they added, for
-    # the limits checked per model and for the result. Not part of the input a host sends.
-    _reading: Any = PrivateAttr(default=None)
-
-    @property
-    def reading(self) -> Any:
-        return self._reading
-
-    def with_reading(self, messages: list[InputMessage], reading: Any) -> RouterCallInput:
-        """This input with ``files`` read into ``messages``."""
-        expanded = self.model_copy(update={"messages": messages, "prompt": None, "files": None})
-        expanded._reading = reading
-        return expanded
 
     @model_validator(mode="after")
     def _prompt_or_messages(self) -> RouterCallInput:
@@ -363,22 +350,3 @@ class RouterCallResult(BaseModel):
     files_read: list[FileReadOut] | None = Field(
         default=None, exclude_if=lambda files: files is None, description="What `files` sent; only with `files`."
     )
-    # Not part of the result a host reads: how the router repaired the model's tool calling, as data,
-    # for in-process callers (agent tests score it).
-    _repairs: tuple[str, ...] = PrivateAttr(default=())
-    _thread_turn: dict[str, Any] | None = PrivateAttr(default=None)
-
-    @property
-    def repairs(self) -> tuple[str, ...]:
-        return self._repairs
-
-    def set_repairs(self, repairs: tuple[str, ...]) -> None:
-        self._repairs = tuple(dict.fromkeys(repairs))
-
-    def thread_turn(self) -> dict[str, Any] | None:
-        """The assistant turn a thread stores when ``message`` is null but the turn carries opaque
-        state (a command-line agent's session, resumed on the thread's next call)."""
-        return self._thread_turn
-
-    def set_thread_turn(self, turn: dict[str, Any]) -> None:
-        self._thread_turn = turn

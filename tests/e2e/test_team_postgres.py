@@ -18,6 +18,7 @@ from http_harness import MCP_HEADERS, cancellation, http_server, http_session, t
 from colibri_router.pricing import worst_case_cost
 from colibri_router.providers import BUILTIN
 from colibri_router.router import build_request
+from colibri_router.router.call import call_from
 from colibri_router.schema import RouterCallInput
 from colibri_router.store import micro_to_usd, usd_to_micro
 from colibri_router.token_estimate import request_tokens
@@ -40,7 +41,7 @@ def team_env(server_env: dict[str, str], tmp_path: Path, fresh_postgres_database
 
 def _worst_case_micro_usd() -> int:
     """What the router reserves for one ``CALL`` (the same functions it uses to admit a call)."""
-    request, _ = build_request(RouterCallInput.model_validate(CALL), MODEL)
+    request, _ = build_request(call_from(RouterCallInput.model_validate(CALL)), MODEL)
     cost = worst_case_cost(BUILTIN["kimi"].price_provider, MODEL, request_tokens(request), 1000)
     assert cost is not None and cost > 0
     return usd_to_micro(cost)

@@ -16,11 +16,20 @@ from colibri_router.catalog.schema import RouterModelsInput
 from colibri_router.catalog.service import list_models
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError
+from colibri_router.progress import Notify
 from colibri_router.router import route
-from colibri_router.schema import RouterCallInput
+from colibri_router.router.call import call_of
+from colibri_router.schema import RouterCallInput, RouterCallResult
 from colibri_router.session import McpSession, Sampled, in_session
+from colibri_router.settings import load_settings
 
 pytestmark = pytest.mark.anyio
+
+
+async def routed(args: RouterCallInput, notify: Notify | None = None) -> RouterCallResult:
+    """``args`` through the router, converted where a call enters (its files read)."""
+    return (await route(await call_of(args, load_settings()), notify=notify)).result
+
 
 AGENT = """\
 import json, os, subprocess, sys, time
@@ -66,7 +75,7 @@ async def test_a_call_runs_the_agent_in_the_workspace_with_the_prompt_on_stdin(
     async def notify(progress: float, message: str) -> None:
         steps.append(message)
 
-    result = await route(RouterCallInput(provider="codex", prompt="PROMPT-TEXT"), notify=notify)
+    result = await routed(RouterCallInput(provider="codex", prompt="PROMPT-TEXT"), notify=notify)
     assert result.content == "echo: PROMPT-TEXT"
     assert (result.provider, result.model, result.price_source, result.cost_usd) == (
         "codex",
@@ -95,7 +104,7 @@ async def test_no_token_counts_are_zero_with_a_warning(
     )
     script.chmod(0o755)
     monkeypatch.setenv("COLIBRI_CODEX_BIN", str(script))
-    result = await route(RouterCallInput(provider="codex", prompt="x", reasoning="high"))
+    result = await routed(RouterCallInput(provider="codex", prompt="x", reasoning="high"))
     assert (result.prompt_tokens, result.completion_tokens) == (0, 0)
     assert any("no token counts" in warning for warning in result.warnings)
 
@@ -123,7 +132,7 @@ async def test_the_deadline_stops_the_whole_process_group_and_is_a_timeout(
 ) -> None:
     monkeypatch.setenv("FAKE_AGENT_MODE", "hang")
     with pytest.raises(ColibriError) as caught:
-        await route(RouterCallInput(provider="codex", prompt="x", timeout_s=2))
+        await routed(RouterCallInput(provider="codex", prompt="x", timeout_s=2))
     assert (caught.value.code, caught.value.kind) == ("CODEX_TIMEOUT", "TIMEOUT")
     pids = [int(pid) for pid in (agent / "pids").read_text().split()]
     assert alive(pids) == []
@@ -134,7 +143,7 @@ async def test_cancelling_stops_the_agent_and_its_children_within_a_second(
 ) -> None:
     monkeypatch.setenv("FAKE_AGENT_MODE", "hang")
     async with anyio.create_task_group() as group:
-        group.start_soon(route, RouterCallInput(provider="codex", prompt="x"))
+        group.start_soon(routed, RouterCallInput(provider="codex", prompt="x"))
         await wait_for(agent / "pids")
         pids = [int(pid) for pid in (agent / "pids").read_text().split()]
         assert len(alive(pids)) == 2
@@ -147,7 +156,7 @@ async def test_cancelling_stops_the_agent_and_its_children_within_a_second(
 async def test_tools_are_refused_for_an_agent(agent: Path) -> None:
     tool = {"name": "add", "input_schema": {"type": "object"}}
     with pytest.raises(ColibriError) as caught:
-        await route(RouterCallInput(provider="codex", prompt="x", tools=[tool]))
+        await routed(RouterCallInput(provider="codex", prompt="x", tools=[tool]))
     assert caught.value.code == "INVALID_REQUEST" and "runs its own tools" in caught.value.message
     assert not (agent / "argv.json").exists()
 
@@ -155,7 +164,7 @@ async def test_tools_are_refused_for_an_agent(agent: Path) -> None:
 async def test_a_nested_colibri_refuses_to_start_an_agent(agent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLIBRI_AGENT_CLI_PARENT", "claude-code")
     with pytest.raises(ColibriError) as caught:
-        await route(RouterCallInput(provider="codex", prompt="x"))
+        await routed(RouterCallInput(provider="codex", prompt="x"))
     assert caught.value.code == "INVALID_REQUEST" and "loop" in caught.value.message
     assert not (agent / "argv.json").exists()
 
@@ -165,10 +174,10 @@ async def test_over_http_agents_are_refused_unless_the_server_allows_them(
 ) -> None:
     with in_session(McpSession(over_http=True)):
         with pytest.raises(ColibriError) as caught:
-            await route(RouterCallInput(provider="codex", prompt="x"))
+            await routed(RouterCallInput(provider="codex", prompt="x"))
         assert caught.value.code == "INVALID_REQUEST" and "COLIBRI_HTTP_AGENT_CLI=1" in caught.value.message
         monkeypatch.setenv("COLIBRI_HTTP_AGENT_CLI", "1")
-        assert (await route(RouterCallInput(provider="codex", prompt="x"))).content == "echo: x"
+        assert (await routed(RouterCallInput(provider="codex", prompt="x"))).content == "echo: x"
 
 
 async def test_the_agent_gets_the_marker_and_none_of_colibris_settings(
@@ -187,7 +196,7 @@ async def test_the_agent_gets_the_marker_and_none_of_colibris_settings(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-for-the-claude-provider")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("AGENT_OWN_SETTING", "kept")
-    result = await route(RouterCallInput(provider="codex", prompt="x"))
+    result = await routed(RouterCallInput(provider="codex", prompt="x"))
     assert json.loads(result.content) == ["AGENT_OWN_SETTING", "COLIBRI_AGENT_CLI_PARENT"]
 
 
@@ -209,7 +218,7 @@ async def test_router_models_asks_each_agent_once_and_host_follows_the_session(
 
     with in_session(McpSession(sampler=sampler)):
         hosted = (await list_models(RouterModelsInput(provider="host"))).providers[0]
-        answer = await route(RouterCallInput(provider="host", prompt="hi"))
+        answer = await routed(RouterCallInput(provider="host", prompt="hi"))
     assert hosted.configured is True
     assert (answer.content, answer.model, answer.price_source, answer.cost_usd) == (
         "from the host",
@@ -266,7 +275,7 @@ async def test_files_are_handed_to_the_agent_as_paths_not_inlined(agent: Path) -
     workspace = Path(os.environ["COLIBRI_WORKSPACE"])
     (workspace / "src").mkdir()
     (workspace / "src" / "app.py").write_text("SECRET_SAUCE = 42\n")
-    result = await route(RouterCallInput(provider="codex", prompt="Review it", files=["src/app.py"]))
+    result = await routed(RouterCallInput(provider="codex", prompt="Review it", files=["src/app.py"]))
     assert result.content.startswith("echo: ")
     assert "Review it" in result.content
     assert "- src/app.py" in result.content  # told where to read

@@ -12,6 +12,7 @@ import pytest
 
 from colibri_router.errors import ColibriError
 from colibri_router.router import route
+from colibri_router.router.call import call_from
 from colibri_router.schema import RouterCallInput
 
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -50,7 +51,8 @@ async def call(handlers: dict[str, Handler], **args: Any) -> tuple[Any, list[str
         return handlers[request.url.host](request)
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(respond)) as client:
-        result = await route(RouterCallInput.model_validate({"prompt": "hi", **args}), client=client)
+        call = call_from(RouterCallInput.model_validate({"prompt": "hi", **args}))
+        result = (await route(call, client=client)).result
     return result, seen
 
 

@@ -23,6 +23,7 @@ from colibri_router.providers import BUILTIN, load_registry
 from colibri_router.providers.aliases import BUILTIN_ALIASES
 from colibri_router.providers.placing import UnknownModelError, listed_names
 from colibri_router.router import route
+from colibri_router.router.call import call_from
 from colibri_router.schema import RouterCallInput
 from colibri_router.settings import load_settings
 from colibri_router.testing import ScenarioError, run_scenario
@@ -201,7 +202,7 @@ def test_random_unplaceable_names_are_refused(name: str) -> None:
 
 async def routed(seen: list[httpx.Request], **arguments: Any) -> Any:
     async with httpx.AsyncClient(transport=httpx.MockTransport(lambda r: seen.append(r) or httpx.Response(500))) as c:
-        return await route(RouterCallInput.model_validate({"prompt": "hi", **arguments}), client=c)
+        return (await route(call_from(RouterCallInput.model_validate({"prompt": "hi", **arguments})), client=c)).result
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from colibri_router.call.service import serve
 from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.providers import BUILTIN, load_registry
 from colibri_router.router import Plan, plan, route
+from colibri_router.router.call import Call, call_from, call_of
 from colibri_router.schema import RouterCallInput
 from colibri_router.settings import load_settings
 from colibri_router.token_estimate import request_tokens
@@ -43,9 +44,9 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     models: list[str] = []
     original = router.build_request
 
-    def counting(args: RouterCallInput, model: str, **options: Any) -> Any:
+    def counting(call: Call, model: str, **options: Any) -> Any:
         models.append(model)
-        return original(args, model, **options)
+        return original(call, model, **options)
 
     monkeypatch.setattr(router, "build_request", counting)
     return models
@@ -85,13 +86,13 @@ async def test_without_a_price_check_nothing_is_planned_ahead(fake: FakeUpstream
 
 
 async def test_the_router_sends_the_plan_it_is_handed_for_that_model(fake: FakeUpstream) -> None:
-    args = RouterCallInput.model_validate({"prompt": "hi", "model": SONNET, "fallback": []})
+    args = call_from(RouterCallInput.model_validate({"prompt": "hi", "model": SONNET, "fallback": []}))
     sonnet = choice_of(SONNET)
     planned = await plan(args, sonnet, load_settings())
     marked = Plan(sonnet, replace(planned.request, system="PLANNED-SYSTEM"), ("a warning from planning",))
     fake.anthropic.enqueue(anthropic_text("one"), anthropic_text("two"))
 
-    result = await route(args, planned=marked)
+    result = (await route(args, planned=marked)).result
     assert "PLANNED-SYSTEM" in chat_bodies(fake)[0]
     assert "a warning from planning" in result.warnings
 
@@ -106,7 +107,7 @@ async def test_a_cost_cap_names_the_worst_case_of_the_planned_request(fake: Fake
         {"prompt": "Summarise " + "the report " * 400, "model": SONNET, "max_tokens": 2000, "max_cost_usd": 0.000001}
     )
     sonnet = choice_of(SONNET)
-    expected = worst_case(sonnet, (await plan(args, sonnet, load_settings())).request)
+    expected = worst_case(sonnet, (await plan(call_from(args), sonnet, load_settings())).request)
     assert expected is not None
 
     with pytest.raises(ColibriError) as refused:
@@ -120,13 +121,11 @@ async def test_a_cost_cap_names_the_worst_case_of_the_planned_request(fake: Fake
 async def test_planning_refuses_a_call_with_files_over_the_context_limit(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from colibri_router.router.attachments import with_files
-
     (tmp_path / "big.txt").write_text("word " * 300)
     monkeypatch.setenv("COLIBRI_WORKSPACE", str(tmp_path))
     monkeypatch.setenv("COLIBRI_CONTEXT_MAX_TOKENS", "100")
     settings = load_settings()
-    args = await with_files(RouterCallInput.model_validate({"prompt": "Review", "files": ["big.txt"]}), settings)
+    args = await call_of(RouterCallInput.model_validate({"prompt": "Review", "files": ["big.txt"]}), settings)
     sonnet = choice_of(SONNET)
     request, _ = router.build_request(args, sonnet.model)
 

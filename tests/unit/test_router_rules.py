@@ -9,13 +9,14 @@ import pytest
 from colibri_router.conversation import AssistantTurn, Message, Text, ToolCall, ToolResult
 from colibri_router.errors import InvalidRequestError
 from colibri_router.router import build_request, with_neutral_ids
+from colibri_router.router.call import Call, call_from
 from colibri_router.schema import RouterCallInput
 
 TOOL = {"name": "read_file", "input_schema": {"type": "object"}}
 
 
-def args(**fields: Any) -> RouterCallInput:
-    return RouterCallInput.model_validate(fields)
+def args(**fields: Any) -> Call:
+    return call_from(RouterCallInput.model_validate(fields))
 
 
 def test_prompt_is_a_single_user_turn_with_defaults() -> None:

@@ -47,7 +47,8 @@ from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.providers.placing import UnknownModelError, refusal
 from colibri_router.retry import Deadline
 from colibri_router.router import Plan, plan, route
-from colibri_router.router.attachments import files_read_of, with_files
+from colibri_router.router.attachments import files_read_of
+from colibri_router.router.call import Call, call_from, call_of
 from colibri_router.schema import Attempt, RouterCallInput, RouterCallResult
 from colibri_router.session import Ask
 from colibri_router.settings import Settings, load_settings
@@ -58,10 +59,12 @@ Outcome = RouterCallResult | ColibriError
 
 @dataclass
 class _Asked:
-    """One name in ``models`` (or the judge): the router_call it becomes, and its outcome."""
+    """One name in ``models`` (or the judge): the router_call it stands for (``args``, as a host would
+    send it: what metrics and the ledger count), the call the router gets, and its outcome."""
 
     name: str
-    call: RouterCallInput
+    args: RouterCallInput
+    call: Call
     choice: Choice | None
     failure: ColibriError | None = None  # it could not even be resolved
     judging: bool = False
@@ -112,11 +115,11 @@ async def ask_many(
     settings = load_settings()
     # The files are read once, before anything is priced or sent: every model gets the same turn, and
     # their worst cases count it. The judge sees the question as asked, without the files' text.
-    expanded = await with_files(args, settings)
+    call = await call_of(args, settings)
     ledger = Ledger.open(settings, principal or local_principal())
     registry = load_registry()
-    models = [_resolve(expanded, name, registry, settings) for name in args.models]
-    judge = None if args.judge is None else _resolve(args, args.judge, registry, settings, judging=True)
+    models = [_resolve(args, call, name, registry, settings) for name in args.models]
+    judge = None if args.judge is None else _resolve(args, call, args.judge, registry, settings, judging=True)
     _refuse_unknown([*models, *([judge] if judge else [])])
     _refuse_duplicates(models)
     total = len(models) + (judge is not None)
@@ -128,7 +131,7 @@ async def ask_many(
         client,
         ManyProgress(notify, total),
         Confirmation(confirm, settings.confirm_over_usd, deadline),
-        reading=expanded.reading,
+        reading=call.reading,
     )
     await _admit(run, models, judge)
     answered: list[_Asked] = []
@@ -158,25 +161,26 @@ async def ask_many(
 
 
 def _resolve(
-    args: RouterCallInput, name: str, registry: Registry, settings: Settings, *, judging: bool = False
+    args: RouterCallInput, asked: Call, name: str, registry: Registry, settings: Settings, *, judging: bool = False
 ) -> _Asked:
     """The router_call a name becomes: router_call's own fields, copied generically (so every field
-    router_call gains comes along), this model, no thread, no fallback. Files already read stay read;
-    what reading them warned of is said once, in the result, not in every answer."""
+    router_call gains comes along), this model, no thread, no fallback. The files read once go to
+    every model; what reading them warned of is said once, in the result, not in every answer."""
     shared = {key: getattr(args, key) for key in RouterCallInput.model_fields}
     shared.update(model=name, provider=None, thread_id=None, fallback=[], max_cost_usd=None)
-    call = RouterCallInput.model_construct(**shared)
-    if args.reading is not None:
-        call = call.with_reading(list(call.messages or ()), replace(args.reading, warnings=[]))
+    one = RouterCallInput.model_construct(**shared)
+    call = asked.with_options(model=name, provider=None, fallback=(), max_cost_usd=None)
+    if call.reading is not None:
+        call = replace(call, reading=replace(call.reading, warnings=[]))
     try:
         choice = registry.choose(None, name, settings)
     except UnknownModelError as error:
-        return _Asked(name, call, None, failure=error, judging=judging)  # refused with the others: see below
+        return _Asked(name, one, call, None, failure=error, judging=judging)  # refused with the others: see below
     except ColibriError as error:
         if judging:
             raise  # a judge that cannot be named is the caller's mistake: nothing is asked
-        return _Asked(name, call, None, failure=error)
-    return _Asked(name, call, choice, judging=judging)
+        return _Asked(name, one, call, None, failure=error)
+    return _Asked(name, one, call, choice, judging=judging)
 
 
 def _refuse_unknown(asked: Sequence[_Asked]) -> None:
@@ -222,7 +226,7 @@ async def _admit(run: _Run, models: Sequence[_Asked], judge: _Asked | None) -> N
     if judge is not None and judge.choice is not None:
         # The judge's input holds every answer, each at most max_tokens long: its request is priced
         # without them, and their worst case added.
-        priced = await plan(_judge_call(run, judge.name, []), judge.choice, run.settings)
+        priced = await plan(call_from(_judge_call(run, judge.name, [])), judge.choice, run.settings)
         costs.append((judge.name, worst_case(judge.choice, priced.request, answers_tokens)))
     unpriced = [name for name, cost in costs if cost is None]
     if unpriced:
@@ -249,15 +253,16 @@ async def _ask(run: _Run, asked: _Asked) -> None:
     at = datetime.now(UTC)
     started = time.monotonic()
     # Each model asked counts in /metrics and traces as the router_call it is.
-    watch = observability.routed_call(run.principal, asked.call)
+    watch = observability.routed_call(run.principal, asked.args)
     try:
         if asked.failure is not None:
             raise asked.failure
         remaining = run.deadline.remaining()
         if remaining <= 0:
             raise DeadlineError("the call's deadline passed before this model was asked").about(None, asked.name)
-        call = asked.call.model_copy(update={"timeout_s": remaining})
-        asked.outcome = await route(call, client=run.client, settings=run.settings, planned=asked.planned)
+        call = asked.call.with_options(timeout_s=remaining)
+        routed = await route(call, client=run.client, settings=run.settings, planned=asked.planned)
+        asked.outcome = routed.result
     except ColibriError as error:
         asked.outcome = error.about(None, asked.name)
     finally:
@@ -267,7 +272,7 @@ async def _ask(run: _Run, asked: _Asked) -> None:
             outcome if isinstance(outcome, ColibriError) else None,
         )
         asked.row = run.ledger.row(
-            asked.call,
+            asked.args,
             outcome if isinstance(outcome, RouterCallResult) else None,
             outcome if isinstance(outcome, ColibriError) else None,
             started=at,
@@ -281,7 +286,8 @@ async def _ask(run: _Run, asked: _Asked) -> None:
 async def _judge(run: _Run, judge: _Asked, answered: Sequence[_Asked]) -> None:
     assert judge.choice is not None  # a judge that cannot be resolved is refused before anything is sent
     results = [asked.outcome for asked in answered if isinstance(asked.outcome, RouterCallResult)]
-    judge.call = _judge_call(run, judge.name, results)
+    judge.args = _judge_call(run, judge.name, results)
+    judge.call = call_from(judge.args)
     await _ask(run, judge)
 
 

@@ -1,14 +1,10 @@
-"""What models exist: the names the router knows per provider, "did you mean" suggestions, and the
-live model lists the providers' own endpoints give (``router_models``).
-
-Known names come from the registry (default models, the config file's ``models``), the aliases'
-targets, and the bundled price data's names for the provider. Nothing here reads a key's value into
-a result: ``configured`` only says whether one is set.
+"""What models exist (``router_models``): the names the router knows per provider
+(:mod:`colibri_router.providers.known`) and the live model lists the providers' own endpoints give.
+Nothing here reads a key's value into a result: ``configured`` only says whether one is set.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 
 import anyio
@@ -20,9 +16,7 @@ from colibri_router.catalog.schema import ProviderModels, RouterModelsInput, Rou
 from colibri_router.engine.clients import shared_client
 from colibri_router.engine.transport import get_json
 from colibri_router.errors import ColibriError
-from colibri_router.pricing import known_models as priced_models
 from colibri_router.providers import (
-    Choice,
     ProviderSpec,
     Registry,
     configured,
@@ -30,30 +24,12 @@ from colibri_router.providers import (
     connect,
     load_registry,
 )
+from colibri_router.providers.known import known_models
 from colibri_router.session import current_session
 from colibri_router.settings import load_settings
 from colibri_router.wires import codec_for
 
-MAX_SUGGESTIONS = 3
 LIVE_TIMEOUT_S = 10.0
-
-
-def known_models(spec: ProviderSpec, registry: Registry, aliases: Mapping[str, str] | None = None) -> list[str]:
-    """The names known for ``spec``; ``aliases``: the registry's alias targets, already resolved."""
-    names: dict[str, None] = {}
-    if spec.default_model:
-        names[spec.default_model] = None
-    names.update(dict.fromkeys(spec.models))
-    targets = aliases if aliases is not None else registry.alias_targets(load_settings())
-    for target in targets.values():
-        provider, colon, model = target.partition(":")
-        if colon and model and provider == spec.name:
-            names[model] = None
-    if spec.agent is not None:
-        names.update(dict.fromkeys(spec.agent.models))
-    if spec.price_provider:
-        names.update(dict.fromkeys(priced_models(spec.price_provider)))
-    return list(names)
 
 
 async def subscription_available(spec: ProviderSpec) -> bool:
@@ -63,14 +39,6 @@ async def subscription_available(spec: ProviderSpec) -> bool:
         return current_session().sampler is not None
 
     return await anyio.to_thread.run_sync(runs, spec)
-
-
-def did_you_mean(choice: Choice, registry: Registry) -> str:
-    """`` (did you mean: a, b, c?)`` from the provider's known names, or "" when none is close."""
-    close = difflib.get_close_matches(
-        choice.model, known_models(choice.provider, registry), n=MAX_SUGGESTIONS, cutoff=0.5
-    )
-    return f" (did you mean: {', '.join(close)}?)" if close else ""
 
 
 async def for_tool(args: RouterModelsInput, _call: ToolCall) -> RouterModelsResult:

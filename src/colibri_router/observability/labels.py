@@ -69,8 +69,8 @@ class _KnownNames:
     def _provider_names(self, registry: Registry, provider: str) -> frozenset[str]:
         names = self._names.get(provider)
         if names is None:
-            # The catalog (with httpx and the codecs) loads on the first label that needs it, not at start-up.
-            from colibri_router.catalog.service import known_models
+            # The price data loads on the first label that needs it, not at start-up.
+            from colibri_router.providers.known import known_models
 
             names = self._names[provider] = frozenset(known_models(registry.providers[provider], registry))
         return names

@@ -1,5 +1,9 @@
 """The router: one ``router_call`` → which provider and model, the request it gets, the result.
 
+It takes the internal call object a service made where the call entered
+(:class:`~colibri_router.router.call.Call`: the conversation as parts, the files read, the options),
+never the tool's pydantic input, and answers with an :class:`~colibri_router.router.call.Outcome`.
+
 It knows providers only as registry entries (``colibri_router.providers``), and reaches them only
 through the runner of their wire (``colibri_router.router.runners``: HTTP through the codec table, a
 command-line agent, the host's model). Settings and the registry are loaded here, per call.
@@ -11,12 +15,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import anyio
 import httpx
 
-from colibri_router.catalog.service import did_you_mean
 from colibri_router.conversation import (
     CompletionRequest,
     Message,
@@ -27,16 +30,18 @@ from colibri_router.conversation import (
 from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.providers import Choice, Registry, load_registry
+from colibri_router.providers.known import did_you_mean
 from colibri_router.providers.placing import UnknownModelError, refusal
 from colibri_router.retry import Deadline
-from colibri_router.router.attachments import check_context, files_read, paths_for_agent, with_files
+from colibri_router.router.attachments import check_context, files_read_of
+from colibri_router.router.call import Call, Outcome
 from colibri_router.router.fit import MediaUnreadable, fit_media, has_media
 from colibri_router.router.pipeline import DEFAULT_MAX_TOKENS
 from colibri_router.router.runners import Ran, Run, runner_for, with_neutral_ids
-from colibri_router.schema import AssistantMessage, Attempt, RouterCallInput, RouterCallResult, ToolCallOut
+from colibri_router.schema import AssistantMessage, Attempt, RouterCallResult, ToolCallOut
 from colibri_router.settings import Settings, load_settings
 
-__all__ = ["Admit", "Plan", "build_request", "plan", "route", "tools_named_in", "with_neutral_ids"]
+__all__ = ["Admit", "Call", "Outcome", "Plan", "build_request", "plan", "route", "tools_named_in", "with_neutral_ids"]
 
 OPEN_SCHEMA = {"type": "object"}
 # Called with each attempt's provider choice and request just before it is sent: may refuse it (by
@@ -58,10 +63,10 @@ FALLBACK_KINDS = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
-class _Call:
+class _Routing:
     """What every attempt of one router_call shares."""
 
-    args: RouterCallInput
+    call: Call
     settings: Settings
     registry: Registry
     deadline: Deadline
@@ -81,27 +86,25 @@ class Plan:
     warnings: tuple[str, ...]
 
 
-async def plan(args: RouterCallInput, choice: Choice, settings: Settings) -> Plan:
-    """The request ``args`` becomes for ``choice``: what a service prices before the call, and (handed
+async def plan(call: Call, choice: Choice, settings: Settings) -> Plan:
+    """The request ``call`` becomes for ``choice``: what a service prices before the call, and (handed
     back to :func:`route` as ``planned``) what is then sent. Raises what would refuse it unsent."""
-    request, warnings = await _request_for(args, choice, settings)
+    request, warnings = await _request_for(call, choice, settings)
     return Plan(choice, request, tuple(warnings))
 
 
 async def _request_for(
-    args: RouterCallInput, choice: Choice, settings: Settings, planned: Plan | None = None
+    call: Call, choice: Choice, settings: Settings, planned: Plan | None = None
 ) -> tuple[CompletionRequest, list[str]]:
-    """The attempt's request: the caller's plan when it is for this model, else one made now."""
+    """The attempt's request: the caller's plan when it is for this model, else one made now. A
+    command-line agent gets the files' paths (issue 25: it reads them itself, never inlined)."""
     if planned is not None and planned.choice == choice:
         return planned.request, list(planned.warnings)
     provider = choice.provider
     if provider.subscription:
-        request, warnings = build_request(args, choice.model, tools_allowed=False)
-        if provider.agent is not None:
-            request = paths_for_agent(request, args.reading)
-        return request, warnings
-    request, warnings = build_request(args, choice.model)
-    check_context(args, choice, request, settings)
+        return build_request(call, choice.model, tools_allowed=False, files_as_paths=provider.agent is not None)
+    request, warnings = build_request(call, choice.model)
+    check_context(call.reading, choice, request, settings)
     if has_media(request):
         request, media_warnings = await anyio.to_thread.run_sync(fit_media, request, choice)
         warnings.extend(media_warnings)
@@ -109,26 +112,27 @@ async def _request_for(
 
 
 async def route(
-    args: RouterCallInput,
+    call: Call,
     *,
     client: httpx.AsyncClient | None = None,
     notify: Notify | None = None,
     admit: Admit | None = None,
     settings: Settings | None = None,
     planned: Plan | None = None,
-) -> RouterCallResult:
+) -> Outcome:
     """One router_call: the requested model, then each fallback in turn while failures allow it, all
     within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried).
-    ``files`` not yet read are read here. ``planned``: the :func:`plan` the caller made (and priced)
-    for one of the models, sent as it is when that model is tried."""
+    ``planned``: the :func:`plan` the caller made (and priced) for one of the models, sent as it is
+    when that model is tried."""
     settings = settings or load_settings()  # the caller's reading of this call's settings, if it made one
-    args = await with_files(args, settings)
+    options = call.options
     registry = load_registry()
-    deadline = Deadline.after(args.timeout_s or settings.timeout_s)
-    call = _Call(args, settings, registry, deadline, client, notify, admit, planned)
-    fallback = registry.fallback if args.fallback is None else args.fallback  # []: no fallback, not the config's
-    candidates = [(args.provider, args.model), *((None, m) for m in fallback)]
-    choices = _choose_all(registry, candidates, settings, configured_fallback=args.fallback is None)
+    deadline = Deadline.after(options.timeout_s or settings.timeout_s)
+    routing = _Routing(call, settings, registry, deadline, client, notify, admit, planned)
+    # (): no fallback, not the config's
+    fallback = registry.fallback if options.fallback is None else options.fallback
+    candidates = [(options.provider, options.model), *((None, m) for m in fallback)]
+    choices = _choose_all(registry, candidates, settings, configured_fallback=options.fallback is None)
     attempts: list[Attempt] = []
     skipped: list[str] = []  # models of the chain that cannot read the call's media
     for position, ((_, model), chosen) in enumerate(zip(candidates, choices, strict=True)):
@@ -138,7 +142,7 @@ async def route(
             if isinstance(chosen, ColibriError):
                 raise chosen
             choice = chosen
-            result = await _attempt(call, choice)
+            outcome = await _attempt(routing, choice)
         except ColibriError as error:
             if choice is not None:
                 error.about(choice.provider.name, choice.model)
@@ -149,12 +153,15 @@ async def route(
             if isinstance(error, MediaUnreadable) and not last:
                 skipped.append(f"skipped {error.model}: {error.message}")
                 continue
-            if last or error.kind not in FALLBACK_KINDS or call.deadline.remaining() <= 0:
+            if last or error.kind not in FALLBACK_KINDS or routing.deadline.remaining() <= 0:
                 error.attempts = tuple(a.model_dump() for a in attempts)
                 raise
             continue
         attempts.append(_attempt_entry(choice, model, "ok", None, started))
-        return result.model_copy(update={"attempts": attempts, "warnings": [*skipped, *result.warnings]})
+        result = outcome.result
+        return replace(
+            outcome, result=result.model_copy(update={"attempts": attempts, "warnings": [*skipped, *result.warnings]})
+        )
     raise AssertionError("unreachable: the loop returns or raises")
 
 
@@ -183,15 +190,15 @@ def _choose_all(
     return choices
 
 
-async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
-    provider, args = choice.provider, call.args
-    if args.tools and not provider.tools:
+async def _attempt(routing: _Routing, choice: Choice) -> Outcome:
+    provider, call = choice.provider, routing.call
+    if call.options.tools and not provider.tools:
         raise InvalidRequestError(
             f"provider {provider.name!r} runs its own tools; `tools` cannot be passed to it"
             if provider.subscription
             else f"provider {provider.name!r} takes no tools (its config entry says tools = false)"
         )
-    answer = await _answer(call, choice)
+    answer = await _answer(routing, choice)
     turn, request, ran = answer.ran.turn, answer.request, answer.ran
     calls = turn.tool_calls()
     usage = turn.usage
@@ -211,18 +218,14 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         stop_reason=turn.stop_reason,
         tool_calls=[ToolCallOut(id=c.id, name=c.name, input=dict(c.arguments)) for c in calls],
         thinking=turn.thinking(),
-        warnings=[*(args.reading.warnings if args.reading else ()), *answer.warnings, *turn.warnings],
+        warnings=[*(call.reading.warnings if call.reading else ()), *answer.warnings, *turn.warnings],
         # A turn without tool calls needs nothing replayed: the host appends its `content` as text.
         message=AssistantMessage(content=anthropic_blocks(turn.parts)) if calls else None,
         attempts=[],
         thread_id=None,
-        files_read=files_read(args),
+        files_read=files_read_of(call.reading),
     )
-    result.set_repairs(turn.repairs)
-    if not calls and any(getattr(part, "state", None) is not None for part in turn.parts):
-        # Opaque state (an agent's session) is kept with a thread, though the host needs no `message`.
-        result.set_thread_turn({"role": "assistant", "content": anthropic_blocks(turn.parts)})
-    return result
+    return Outcome(result, tuple(dict.fromkeys(turn.repairs)), turn.parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,17 +235,18 @@ class _Answer:
     warnings: list[str]
 
 
-async def _answer(call: _Call, choice: Choice) -> _Answer:
+async def _answer(routing: _Routing, choice: Choice) -> _Answer:
     """One attempt through the runner of the provider's wire: opened (a refusal comes before anything
     is planned or admitted), the request planned and admitted, then run."""
     runner = runner_for(choice.provider)
-    connection = runner.open(choice.provider, call.settings)
-    request, warnings = await _request_for(call.args, choice, call.settings, call.planned)
-    if call.admit is not None:
-        warnings.extend(await call.admit(choice, request))
-    progress = CallProgress(choice.provider.name, call.notify)
-    run = Run(choice, request, connection, call.settings, call.deadline, progress, call.client)
-    ran = await (runner.run(run) if call.notify is None else with_heartbeat(progress, lambda: runner.run(run)))
+    connection = runner.open(choice.provider, routing.settings)
+    request, warnings = await _request_for(routing.call, choice, routing.settings, routing.planned)
+    if routing.admit is not None:
+        warnings.extend(await routing.admit(choice, request))
+    progress = CallProgress(choice.provider.name, routing.notify)
+    run = Run(choice, request, connection, routing.settings, routing.deadline, progress, routing.client)
+    notify = routing.notify
+    ran = await (runner.run(run) if notify is None else with_heartbeat(progress, lambda: runner.run(run)))
     warnings.extend(ran.warnings)
     return _Answer(request, ran, warnings)
 
@@ -258,12 +262,14 @@ def _attempt_entry(choice: Choice | None, asked: str | None, outcome: str, kind:
 
 
 def build_request(
-    args: RouterCallInput, model: str, *, tools_allowed: bool = True
+    call: Call, model: str, *, tools_allowed: bool = True, files_as_paths: bool = False
 ) -> tuple[CompletionRequest, list[str]]:
-    """``tools_allowed`` False: a provider that runs its own tools (the history's are only text to it)."""
-    messages = args.conversation()
-    tools = args.tool_specs() if tools_allowed else ()
-    choice = args.tool_choice_spec() if tools_allowed else None
+    """``tools_allowed`` False: a provider that runs its own tools (the history's are only text to it).
+    ``files_as_paths``: a command-line agent, which reads the files itself."""
+    options = call.options
+    messages = call.messages(files_as_paths=files_as_paths)
+    tools = options.tools if tools_allowed else ()
+    choice = options.tool_choice if tools_allowed else None
     warnings: list[str] = []
     if not tools and tools_allowed:
         history_tools = tools_named_in(messages)
@@ -283,12 +289,12 @@ def build_request(
     request = CompletionRequest(
         model=model,
         messages=messages,
-        max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS,
-        system=args.system_prompt,
+        max_tokens=options.max_tokens or DEFAULT_MAX_TOKENS,
+        system=options.system_prompt,
         tools=tools,
         tool_choice=choice,
-        temperature=args.temperature,
-        reasoning=args.reasoning,
+        temperature=options.temperature,
+        reasoning=options.reasoning,
     )
     return request, warnings
 

@@ -1,24 +1,22 @@
-"""``router_call``'s ``files``, read into its input: the router's side of :mod:`colibri_router.context`.
+"""``router_call``'s ``files``: the router's side of :mod:`colibri_router.context`.
 
-The files become blocks appended to the LAST user turn (a bare ``prompt`` becomes that turn), so a
-thread stores exactly what was sent and a continuation sees the same context; ``files`` is then None
-and the input keeps the :class:`~colibri_router.context.Reading` for the limits checked per model and
-for the result's ``files_read``. Any service that takes router_call's input (one call, many models)
-reads the files once here and hands the expanded input to the router.
+A service reads them once, where its call enters (:func:`read_files`), into the
+:class:`~colibri_router.context.Reading` its :class:`~colibri_router.router.call.Call` carries: the
+parts go into the last user turn of each request (:meth:`~colibri_router.router.call.Call.messages`),
+the files are checked against each model's context limit (:func:`check_context`), and the result
+says what was read (:func:`files_read_of`).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import anyio
 
 from colibri_router.context import DEFAULT_CONTEXT_TOKENS, Reading, gather
-from colibri_router.conversation import CompletionRequest, Text
+from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import InvalidRequestError
 from colibri_router.pricing import context_window
 from colibri_router.providers import Choice
-from colibri_router.schema import FileReadOut, InputMessage, RouterCallInput
+from colibri_router.schema import FileReadOut
 from colibri_router.session import current_session
 from colibri_router.settings import Settings
 from colibri_router.token_estimate import request_tokens
@@ -26,40 +24,13 @@ from colibri_router.token_estimate import request_tokens
 LARGEST_NAMED = 3  # files named in a context-limit refusal
 
 
-async def with_files(args: RouterCallInput, settings: Settings) -> RouterCallInput:
-    """``args`` with its ``files`` read into the last user turn; ``args`` itself when it has none. A
-    call that came over HTTP (the session says so) reads only COLIBRI_HTTP_FILES_ROOT."""
-    if not args.files:
-        return args
+async def read_files(files: list[str] | None, settings: Settings) -> Reading | None:
+    """``router_call``'s ``files`` read, once, where a call enters; None when it gives none. A call
+    that came over HTTP (the session says so) reads only COLIBRI_HTTP_FILES_ROOT."""
+    if not files:
+        return None
     over_http = current_session().over_http
-    reading = await anyio.to_thread.run_sync(lambda: gather(list(args.files or ()), settings, over_http=over_http))
-    turns = args.new_turns()
-    last_user = next((i for i in range(len(turns) - 1, -1, -1) if turns[i]["role"] == "user"), None)
-    if last_user is None:
-        raise InvalidRequestError("`files` go into the last user turn, and `messages` has none")
-    content = turns[last_user]["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-    turns[last_user] = {"role": "user", "content": [*blocks, *reading.blocks()]}
-    return args.with_reading([InputMessage.model_validate(turn) for turn in turns], reading)
-
-
-def paths_for_agent(request: CompletionRequest, reading: Reading | None) -> CompletionRequest:
-    """The request a command-line agent gets: the files' text and media, which :func:`with_files`
-    appended to the last user turn, replaced by their paths. The agent runs in the workspace and
-    reads them itself, with its own tools (issue 25: handed as paths, never inlined)."""
-    if reading is None or not reading.files:
-        return request
-    messages = list(request.messages)
-    last = max(i for i, message in enumerate(messages) if message.role == "user")
-    asked = messages[last].parts[: len(messages[last].parts) - len(reading.parts)]
-    listing = "\n".join(f"- {file.path}" for file in reading.files)
-    note = Text(f"\n\nRead these files yourself (paths from your working directory):\n{listing}")
-    messages[last] = replace(messages[last], parts=(*asked, note))
-    return replace(request, messages=tuple(messages))
-
-
-def files_read(args: RouterCallInput) -> list[FileReadOut] | None:
-    return files_read_of(args.reading)
+    return await anyio.to_thread.run_sync(lambda: gather(list(files), settings, over_http=over_http))
 
 
 def files_read_of(reading: Reading | None) -> list[FileReadOut] | None:
@@ -72,9 +43,8 @@ def files_read_of(reading: Reading | None) -> list[FileReadOut] | None:
     ]
 
 
-def check_context(args: RouterCallInput, choice: Choice, request: CompletionRequest, settings: Settings) -> None:
+def check_context(reading: Reading | None, choice: Choice, request: CompletionRequest, settings: Settings) -> None:
     """A call with files must fit the context limit of the model it goes to (estimated), or nothing is sent."""
-    reading: Reading | None = args.reading
     if reading is None:
         return
     limit, source = _limit(choice, request, settings)

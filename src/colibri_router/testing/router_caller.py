@@ -1,6 +1,6 @@
-"""The real model caller: each scenario step is one in-process ``router_call``, through the same
-service the MCP tool uses, so every provider rule (K2 IDs, marker parsing, reasoning replay, retries,
-the deadline), the ledger and the budgets apply. The router's repairs come back as data."""
+"""The real model caller: each scenario step is one in-process ``router_call``, served as the MCP tool
+serves it (:mod:`colibri_router.served`), so every provider rule (K2 IDs, marker parsing, reasoning
+replay, retries, the deadline), the ledger and the budgets apply. The router's repairs come back as data."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any, cast
 import httpx
 from pydantic import ValidationError
 
-from colibri_router.call.service import serve  # the router loads with the first call, not with the package
 from colibri_router.errors import ColibriError
 from colibri_router.providers import load_registry
 from colibri_router.providers.placing import UnknownModelError
-from colibri_router.schema import RouterCallInput, RouterCallResult
+from colibri_router.router.call import Outcome
+from colibri_router.schema import RouterCallInput
+from colibri_router.served import served  # the router loads with the first call, not with the package
 from colibri_router.settings import load_settings
 from colibri_router.testing.caller import ModelCall, ModelCallError, ModelStep, ModelToolCall, Repair
 
@@ -38,10 +39,10 @@ class RouterCaller:
         except ValidationError as error:
             raise ModelCallError("INVALID_REQUEST", "INVALID_REQUEST", str(error)) from error
         try:
-            result = await serve(request, principal=self._principal, client=self._client)
+            outcome = await served(request, principal=self._principal, client=self._client)
         except ColibriError as error:
             raise ModelCallError(error.code, error.kind, error.message) from error
-        return step_of(result)
+        return step_of(outcome)
 
     def unknown_models(self, named: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
         """The (field path, problem) of each name no rule places, checked before any run starts (then
@@ -62,7 +63,8 @@ class RouterCaller:
         return [*problems, ("", hint)] if problems else []
 
 
-def step_of(result: RouterCallResult) -> ModelStep:
+def step_of(outcome: Outcome) -> ModelStep:
+    result = outcome.result
     return ModelStep(
         text=result.content,
         tool_calls=[_tool_call(call.id, call.name, call.input) for call in result.tool_calls],
@@ -80,7 +82,7 @@ def step_of(result: RouterCallResult) -> ModelStep:
         cost_usd=result.cost_usd,
         latency_ms=result.latency_ms,
         warnings=result.warnings,
-        repairs=[cast(Repair, repair) for repair in result.repairs],
+        repairs=[cast(Repair, repair) for repair in outcome.repairs],
     )
 
 
