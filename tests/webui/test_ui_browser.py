@@ -181,6 +181,10 @@ def test_the_session_cookie_is_httponly_strict_and_not_the_token(context: Browse
     assert session["path"] == "/ui"
     assert team.tokens["alice"] not in session["value"]
     assert page.evaluate("document.cookie") == ""  # no script on the page can read it
+    answer = page.goto(f"{team.base}/ui/members")
+    assert answer is not None
+    policy = answer.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy  # no script, no framing
     page.get_by_role("button", name="Log out").click()
     assert page.url == f"{team.base}/ui/login"
     page.goto(f"{team.base}/ui/spend")
