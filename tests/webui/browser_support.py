@@ -153,7 +153,7 @@ class Team:
 
 
 @contextmanager
-def team_server(directory: Path) -> Iterator[Team]:
+def team_server(directory: Path, *, workers: int = 1) -> Iterator[Team]:
     """``serve --http`` with a tokens file (ops, an admin; alice and bob, members), a budget per
     member, and the ledger of :func:`ledger_rows` in its SQLite database."""
     ledger = ledger_rows(datetime.now(UTC))
@@ -173,7 +173,7 @@ def team_server(directory: Path) -> Iterator[Team]:
     log = directory / "server.log"
     with log.open("a") as output:
         process = subprocess.Popen(
-            [SERVER_COMMAND, "serve", "--http", "--port", str(port)],
+            [SERVER_COMMAND, "serve", "--http", "--port", str(port), "--workers", str(workers)],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=output,
@@ -181,7 +181,7 @@ def team_server(directory: Path) -> Iterator[Team]:
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(base, process, log)
+        _wait_healthy(base, process, log, workers)
         yield Team(base, tokens, ledger)
     finally:
         process.terminate()
@@ -192,13 +192,15 @@ def team_server(directory: Path) -> Iterator[Team]:
             process.wait()
 
 
-def _wait_healthy(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 30
+def _wait_healthy(base: str, process: subprocess.Popen[bytes], log: Path, workers: int) -> None:
+    """Until /healthz answers and every worker has started (a busy machine may take a while)."""
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise AssertionError(f"the server exited with {process.returncode}:\n{log.read_text()}")
         try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+            started = log.read_text().count("Application startup complete")
+            if started >= workers and httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                 return
         except httpx.TransportError:
             pass
