@@ -32,7 +32,7 @@ async def recent(connection: Connection, query: CallQuery) -> list[StoredCall]:
         ("principal = {}", query.principal),
         ("model = {}", query.model),
         ("outcome = {}", OUTCOME_OK if query.outcome == OUTCOME_OK else None),
-        ("outcome <> 'ok' AND {}::boolean", True if query.outcome == OUTCOME_ERROR else None),
+        ("outcome <> {}", OUTCOME_OK if query.outcome == OUTCOME_ERROR else None),
         ("kind = {}", query.kind),
         ("at >= {}", query.since),
         ("at < {}", query.until),

@@ -31,7 +31,7 @@ def recent(connection: sqlite3.Connection, query: CallQuery) -> list[StoredCall]
         ("principal = ?", query.principal),
         ("model = ?", query.model),
         ("outcome = ?", OUTCOME_OK if query.outcome == OUTCOME_OK else None),
-        ("outcome != 'ok' AND ? = 1", 1 if query.outcome == OUTCOME_ERROR else None),
+        ("outcome != ?", OUTCOME_OK if query.outcome == OUTCOME_ERROR else None),
         ("kind = ?", query.kind),
         ("at_ms >= ?", None if query.since is None else to_ms(query.since)),
         ("at_ms < ?", None if query.until is None else to_ms(query.until)),
