@@ -32,7 +32,8 @@ from colibri_router.tokens import add_token
 
 AXE_PACKAGE = Path(__file__).parent / "axe"
 SERVER_COMMAND = str(Path(sys.executable).with_name("colibri-router"))
-CHROMIUM_NAMES = ("chromium", "chromium-browser")
+# Debian's and Ubuntu's names, then Google Chrome's (GitHub's Ubuntu runners have it).
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
 
 
 def _unavailable(reason: str) -> None:
@@ -42,8 +43,8 @@ def _unavailable(reason: str) -> None:
 
 
 def chromium_path() -> str:
-    """The system's Chromium (``UI_TEST_CHROMIUM`` names another): Playwright drives it, and
-    downloads no browser of its own."""
+    """The system's Chromium or Chrome (``UI_TEST_CHROMIUM`` names another): Playwright drives it,
+    and downloads no browser of its own."""
     named = os.environ.get("UI_TEST_CHROMIUM")
     found = named or next((path for name in CHROMIUM_NAMES if (path := shutil.which(name))), None)
     if not found:
