@@ -7,6 +7,7 @@ import html as stdlib_html
 import time
 from pathlib import Path
 
+import html5lib
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -62,7 +63,7 @@ def test_a_session_is_the_member_of_the_token_and_survives_no_change(tokens: tup
     for forged in (
         f"bob.{expires}.{nonce}.{mac}",  # another member's name under alice's signature
         f"{name}.{int(expires) + 1}.{nonce}.{mac}",  # a longer life
-        f"{name}.{expires}.{nonce}.{mac[:-1]}0",
+        f"{name}.{expires}.{nonce}.{mac[:-1]}{'1' if mac.endswith('0') else '0'}",  # one digit changed
         f"carol.{expires}.{nonce}.!",  # a name with no token
         "alice",
         "",
@@ -151,3 +152,39 @@ def test_the_pages_are_served_only_with_a_tokens_file(tmp_path: Path, monkeypatc
     with_tokens = build_app(options, plan(options, load_settings()))
     paths = {getattr(route, "path", "") for route in with_tokens.routes}
     assert {"/ui", "/ui/login", "/ui/logout", "/ui/spend", "/ui/calls", "/ui/members"} <= paths
+
+
+_names = st.text(st.characters(blacklist_categories=["Cs", "Cc"]), min_size=1, max_size=12)
+
+
+@given(member=_names, model=_names, outcome=_names)
+def test_every_page_is_valid_html_whatever_the_names(member: str, model: str, outcome: str) -> None:
+    from datetime import UTC, datetime
+
+    from colibri_router.store import BudgetLimits, LedgerRow, StoredCall
+    from colibri_router.webui import pages
+    from colibri_router.webui.layout import Viewer
+    from colibri_router.webui.queries import MemberUsage
+
+    viewer = Viewer(member, admin=True, csrf="0" * 64)
+    row = LedgerRow(
+        at=datetime(2025, 3, 14, tzinfo=UTC), principal=member, thread_id=None, provider=model, model=model,
+        outcome=outcome, cost_micro_usd=5,
+    )  # fmt: skip
+    days = ("2025-03-13", "2025-03-14")
+    series = build_series("model", days, [DaySpend("2025-03-13", model, 1, 0, 5)])
+    filters = pages.CallFilters(member=member, model=model, outcome=outcome)
+    usage = {member: MemberUsage(member, 1, 0, 5, 5)}
+    documents = [
+        pages.login_page("0" * 64, problem=outcome),
+        pages.message_page(outcome, member, viewer),
+        pages.spend_page(viewer, 7, series, series, "2025-03-13"),
+        pages.calls_page(viewer, filters, [member], [model], [StoredCall(1, row)], f"/ui/calls?model={model}"),
+        pages.call_page(viewer, StoredCall(1, row)),
+        pages.members_page(viewer, [member], [member], usage, BudgetLimits(daily_per_principal_micro_usd=10)),
+    ]
+    for document in documents:
+        tree = html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(document)
+        assert tree.find("body/main/h1") is not None
+        if "<script" in member + model + outcome:
+            assert tree.find(".//script") is None
