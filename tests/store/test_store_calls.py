@@ -11,14 +11,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_support import START, AnyStore, ledger_row
 
-from colibri_router.store import CallQuery, DaySpend, LedgerRow
+from colibri_router.store import CallQuery, DaySpend, LedgerAttempt, LedgerRow
 
 ROWS = [
     ledger_row(START - timedelta(days=2), principal="alice", model="kimi-k2", cost_micro_usd=1_000),
     ledger_row(START - timedelta(days=1), principal="bob", model="gpt-5", cost_micro_usd=2_500, reasoning_tokens=7),
     ledger_row(START - timedelta(days=1, hours=1), principal="alice", model="gpt-5", cost_micro_usd=None),
     ledger_row(START, principal="alice", model="kimi-k2", outcome="KIMI_API_ERROR", kind="PROVIDER_ERROR"),
-    ledger_row(START, principal="bob", model="kimi-k2", outcome="TIMEOUT", kind="TIMEOUT", cost_micro_usd=0),
+    ledger_row(
+        START,
+        principal="bob",
+        model="kimi-k2",
+        outcome="TIMEOUT",
+        kind="TIMEOUT",
+        cost_micro_usd=0,
+        attempts=(
+            LedgerAttempt("kimi", "kimi-k2", "KIMI_RATE_LIMITED", "RATE_LIMITED", 15),
+            LedgerAttempt("kimi", "kimi-k2", "TIMEOUT", "TIMEOUT", 30_000),
+        ),
+        warning_count=2,
+    ),
 ]
 
 _examples = itertools.count()
@@ -37,6 +49,8 @@ async def test_calls_come_back_whole_newest_first_with_growing_ids(store: AnySto
     assert [call.call_id for call in listed] == sorted((call.call_id for call in listed), reverse=True)
     one = await store.get_call(listed[3].call_id, None)
     assert one is not None and one.row == ROWS[1] and one.row.reasoning_tokens == 7
+    newest = await store.get_call(listed[0].call_id, None)
+    assert newest is not None and newest.row.attempts == ROWS[4].attempts and newest.row.warning_count == 2
 
 
 async def test_a_call_is_hidden_from_another_principal(store: AnyStore) -> None:

@@ -25,7 +25,7 @@ import pytest
 from filelock import FileLock
 from platformdirs import user_cache_path
 
-from colibri_router.store import LedgerRow
+from colibri_router.store import LedgerAttempt, LedgerRow
 from colibri_router.store.sqlite.store import SqliteStore
 from colibri_router.store.utc_windows import day_start
 from colibri_router.tokens import add_token
@@ -118,6 +118,11 @@ def ledger_rows(now: datetime) -> Ledger:
             7_000,
             thread_id="th_webuiThreadId0000001",
             cached_tokens=44,
+            attempts=(
+                LedgerAttempt("kimi", "kimi-k2", "KIMI_RATE_LIMITED", "RATE_LIMITED", 321),
+                LedgerAttempt("claude", "claude-sonnet-4-5", "ok", None, 1_234),
+            ),
+            warning_count=1,
             reasoning_tokens=33,
             latency_ms=1_234,
         ),

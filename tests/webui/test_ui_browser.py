@@ -125,7 +125,11 @@ def test_a_call_opens_with_its_counts(context: BrowserContext, team: Team) -> No
     assert facts["Model"] == "claude-sonnet-4-5"
     assert facts["Thread"] == "th_webuiThreadId0000001"
     assert (facts["Reasoning tokens"], facts["Cached input tokens"], facts["Input tokens"]) == ("33", "44", "1,000")
-    assert (facts["Cost"], facts["Latency"], facts["Outcome"]) == ("$0.007", "1,234 ms", "ok")
+    assert (facts["Cost"], facts["Latency"], facts["Outcome"], facts["Warnings"]) == ("$0.007", "1,234 ms", "ok", "1")
+    assert table_rows(page, "Attempts") == [
+        ["1", "kimi", "kimi-k2", "KIMI_RATE_LIMITED", "321 ms"],
+        ["2", "claude", "claude-sonnet-4-5", "ok", "1,234 ms"],
+    ]
 
 
 def test_a_member_sees_only_their_own_calls(context: BrowserContext, team: Team) -> None:

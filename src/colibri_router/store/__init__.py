@@ -61,6 +61,7 @@ from colibri_router.store.grouping import ExpectedWrite
 from colibri_router.store.money import format_usd, micro_to_usd, usd_to_micro
 from colibri_router.store.records import (
     GroupBy,
+    LedgerAttempt,
     LedgerRow,
     StoredThread,
     ThreadLease,
@@ -82,6 +83,7 @@ __all__ = [
     "DaySpend",
     "ExpectedWrite",
     "GroupBy",
+    "LedgerAttempt",
     "LedgerRow",
     "Reservation",
     "Since",

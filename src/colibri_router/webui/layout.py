@@ -80,9 +80,11 @@ def number(value: int) -> str:
     return f"{value:,}"
 
 
-def table(caption: str, headings: list[str], rows: list[list[Html | str]], numeric_from: int = 1) -> Html:
+def table(
+    caption: str, headings: list[str], rows: list[list[Html | str]], numeric_from: int = 1, empty: str = "No calls."
+) -> Html:
     """A data table; columns from ``numeric_from`` on are numbers (right-aligned). An empty table
-    says so in one row."""
+    says ``empty`` in one row."""
     head = join(
         html('<th scope="col"{cls}>{h}</th>', h=h, cls=Html(' class="num"') if i >= numeric_from else Html(""))
         for i, h in enumerate(headings)
@@ -100,7 +102,7 @@ def table(caption: str, headings: list[str], rows: list[list[Html | str]], numer
         for row in rows
     ]
     if not body_rows:
-        body_rows = [html('<tr><td colspan="{n}">No calls.</td></tr>', n=len(headings))]
+        body_rows = [html('<tr><td colspan="{n}">{empty}</td></tr>', n=len(headings), empty=empty)]
     return html(
         '<div class="scroll" role="region" aria-label="{caption}" tabindex="0">'
         "<table><caption>{caption}</caption><thead><tr>{head}</tr></thead>"

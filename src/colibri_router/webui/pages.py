@@ -144,11 +144,7 @@ def calls_page(  # noqa: PLR0917 - the page's parts, each named at the one call 
             html('<a href="/ui/calls/{id}">{at}</a>', id=call.call_id, at=moment(call.row.at)),
             call.row.principal,
             call.row.model,
-            html(
-                '<span class="{cls}">{outcome}</span>',
-                cls="ok" if not call.row.is_error else "bad",
-                outcome=call.row.outcome,
-            ),
+            _outcome(call.row.outcome),
             number(call.row.input_tokens),
             number(call.row.output_tokens),
             usd(call.row.cost_micro_usd),
@@ -161,6 +157,10 @@ def calls_page(  # noqa: PLR0917 - the page's parts, each named at the one call 
     )
     more = html('<p><a href="{href}">Older calls</a></p>', href=older) if older else Html("")
     return page("Calls", join([form, listing, more]), viewer, "calls")
+
+
+def _outcome(outcome: str) -> Html:
+    return html('<span class="{cls}">{outcome}</span>', cls="ok" if outcome == "ok" else "bad", outcome=outcome)
 
 
 def call_page(viewer: Viewer, call: StoredCall) -> Html:
@@ -180,14 +180,22 @@ def call_page(viewer: Viewer, call: StoredCall) -> Html:
         ("Reasoning tokens", number(row.reasoning_tokens)),
         ("Cost", usd(row.cost_micro_usd)),
         ("Latency", f"{row.latency_ms:,} ms"),
+        ("Warnings", number(row.warning_count)),
     ]
     items = join(html("<dt>{k}</dt><dd>{v}</dd>", k=key, v=value) for key, value in facts)
+    attempts: list[list[Html | str]] = [
+        [str(place), attempt.provider, attempt.model, _outcome(attempt.outcome), f"{attempt.latency_ms:,} ms"]
+        for place, attempt in enumerate(row.attempts, start=1)
+    ]
     body = html(
-        '<dl class="facts">{items}</dl>'
-        '<p class="note">The ledger keeps one row per call: the model that answered, or the last one tried. '
-        "It keeps no prompt or answer text, and no attempt-by-attempt record or warnings.</p>"
+        '<dl class="facts">{items}</dl>{attempts}'
+        '<p class="note">The ledger keeps no prompt or answer text, and counts warnings without their text '
+        "(it can name the caller's files).</p>"
         '<p><a href="/ui/calls">All calls</a></p>',
         items=items,
+        attempts=table(
+            "Attempts, in order (fallbacks)", ["#", "Provider", "Model", "Outcome", "Latency"], attempts, 4, "None."
+        ),
     )
     return page(f"Call {call.call_id}", body, viewer, "calls")
 

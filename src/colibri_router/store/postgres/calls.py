@@ -16,9 +16,8 @@ _DAY = "to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 
 
 def _call(record: asyncpg.Record) -> StoredCall:
-    return StoredCall(
-        int(record["id"]), LedgerRow(at=record["at"], **{column: record[column] for column in LEDGER_COLUMNS})
-    )
+    values = {column: record[column] for column in LEDGER_COLUMNS}
+    return StoredCall(int(record["id"]), LedgerRow.from_columns(record["at"], values))
 
 
 async def one(connection: Connection, call_id: int, principal: str | None) -> StoredCall | None:

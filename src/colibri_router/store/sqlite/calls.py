@@ -17,7 +17,7 @@ _DAY = "strftime('%Y-%m-%d', at_ms / 1000, 'unixepoch')"
 
 def _call(values: tuple[Any, ...]) -> StoredCall:
     call_id, at_ms, *rest = values
-    return StoredCall(call_id, LedgerRow(at=from_ms(at_ms), **dict(zip(LEDGER_COLUMNS, rest, strict=True))))
+    return StoredCall(call_id, LedgerRow.from_columns(from_ms(at_ms), dict(zip(LEDGER_COLUMNS, rest, strict=True))))
 
 
 def one(connection: sqlite3.Connection, call_id: int, principal: str | None) -> StoredCall | None:
