@@ -299,3 +299,17 @@ def test_pages_fit_the_width_and_work_from_the_keyboard(browser: Browser, team: 
             if keep and name in ("spend", "calls-all", "call", "members") and (not label or name == "spend"):
                 page.screenshot(path=str(Path(keep) / f"ui-{name.removesuffix('-all')}{label}.png"), full_page=True)
     context.close()
+
+
+def test_the_members_page_shows_each_member_against_the_budget(context: BrowserContext, team: Team) -> None:
+    page = context.new_page()
+    log_in(page, team, "ops")
+    page.get_by_role("link", name="Members").click()
+    rows = {row[0]: row for row in table_rows(page, "Members")}
+    assert sorted(rows) == ["alice", "bob", "ops"]  # the tokens file's names
+    assert rows["ops"][1:5] == ["admin", "none: every provider, model and tool", "0", "0"]
+    assert rows["alice"][1:5] == ["member", "none: every provider, model and tool", "1", "0"]
+    assert rows["alice"][5].startswith("$0.007 of $0.50")
+    assert rows["bob"][3:5] == ["1", "1"] and rows["bob"][5].startswith("$0.00 of $0.50")
+    meter = page.locator("table meter").nth(list(rows).index("alice"))
+    assert meter.get_attribute("value") == "1" and meter.get_attribute("aria-label") == "1% of the budget used"
