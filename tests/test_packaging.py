@@ -30,8 +30,8 @@ ROOT = Path(__file__).parents[1]
 SHARED_SCHEMAS = ROOT.parent / "shared" / "schemas"
 # Each built-in provider's variables come from its registry entry: the registry is the one source.
 KEY_VARIABLES = {name for spec in BUILTIN.values() for name in spec.key_envs}
-# Secret although not a key: a database URL may carry the database's password.
-SECRET_VARIABLES = {*KEY_VARIABLES, "COLIBRI_DATABASE_URL"}
+# Secret although not a key: a database URL may carry the database's password; the /ui session key.
+SECRET_VARIABLES = {*KEY_VARIABLES, "COLIBRI_DATABASE_URL", "COLIBRI_HTTP_SESSION_SECRET"}
 BASE_URL_DEFAULTS = {spec.base_url_env: spec.base_url for spec in BUILTIN.values() if spec.base_url_env}
 # Where a command-line agent's executable may be named instead of PATH (its registry entry says).
 AGENT_BIN_VARIABLES = {spec.agent.bin_env for spec in BUILTIN.values() if spec.agent is not None}

@@ -14,9 +14,10 @@ What to refuse and how to word it (one call's cost cap, the sum of many) stays w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError, ConfigError
@@ -28,6 +29,7 @@ from colibri_router.settings import Settings
 from colibri_router.store import (
     BudgetLimits,
     ExpectedWrite,
+    LedgerAttempt,
     LedgerRow,
     Reservation,
     Store,
@@ -114,6 +116,8 @@ class Ledger:
                 cost_micro_usd=None if result.cost_usd is None else usd_to_micro(result.cost_usd),
                 latency_ms=result.latency_ms,
                 outcome="ok",
+                attempts=tuple(_attempt(attempt.model_dump()) for attempt in result.attempts),
+                warning_count=len(result.warnings),
             )
         return LedgerRow(
             at=started,
@@ -125,6 +129,7 @@ class Ledger:
             latency_ms=round((datetime.now(UTC) - started).total_seconds() * 1000),
             outcome=error.code if error else "CANCELLED",
             kind=error.kind if error else None,
+            attempts=tuple(_attempt(attempt) for attempt in error.attempts) if error else (),
         )
 
     async def write(self, rows: Sequence[LedgerRow], what: str) -> None:
@@ -159,4 +164,15 @@ def worst_case(choice: Choice, request: CompletionRequest, extra_input_tokens: i
         request_tokens(request) + extra_input_tokens,
         request.max_tokens,
         local=choice.provider.local,
+    )
+
+
+def _attempt(fields: Mapping[str, Any]) -> LedgerAttempt:
+    """An attempt of a result or an error (the router's ``Attempt`` fields) as the ledger keeps it."""
+    return LedgerAttempt(
+        provider=str(fields["provider"]),
+        model=str(fields["model"]),
+        outcome=str(fields["outcome"]),
+        kind=None if fields.get("kind") is None else str(fields["kind"]),
+        latency_ms=int(fields["latency_ms"]),
     )

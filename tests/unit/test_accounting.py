@@ -178,3 +178,28 @@ def test_a_row_says_what_became_of_the_call() -> None:
     cancelled = ledger.row(ASKED, None, None, started=started)
     assert (cancelled.outcome, cancelled.kind) == ("CANCELLED", None)
     assert (cancelled.provider, cancelled.model) == ("", "claude-sonnet-4-5")  # what was asked
+
+
+def test_a_row_keeps_the_attempts_and_counts_the_warnings_without_their_text() -> None:
+    from colibri_router.schema import Attempt
+    from colibri_router.store import LedgerAttempt
+
+    ledger = Ledger.open(load_settings(), "alice")
+    started = datetime.now(UTC)
+    tried = [
+        Attempt(provider="kimi", model="kimi-k2", outcome="KIMI_RATE_LIMITED", kind="RATE_LIMITED", latency_ms=12),
+        Attempt(provider="claude", model="claude-sonnet-4-5", outcome="ok", kind=None, latency_ms=41),
+    ]
+    result = answered(0.01).model_copy(update={"attempts": tried, "warnings": ["files: secret.txt left out", "x"]})
+    ok = ledger.row(ASKED, result, None, started=started)
+    assert ok.attempts == (
+        LedgerAttempt("kimi", "kimi-k2", "KIMI_RATE_LIMITED", "RATE_LIMITED", 12),
+        LedgerAttempt("claude", "claude-sonnet-4-5", "ok", None, 41),
+    )
+    assert ok.warning_count == 2
+    assert "secret.txt" not in repr(ok)
+    failed_error = DeadlineError("the call's deadline passed").about("claude", "claude-sonnet-4-5")
+    failed_error.attempts = tuple(attempt.model_dump() for attempt in tried[:1])
+    failed = ledger.row(ASKED, None, failed_error, started=started)
+    assert failed.attempts == ok.attempts[:1]
+    assert ledger.row(ASKED, None, None, started=started).attempts == ()

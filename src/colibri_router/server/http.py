@@ -14,7 +14,8 @@ Stateless: any replica answers any request, no sticky sessions. What this module
   SSE stream otherwise; a ``notifications/cancelled`` cancels its call here or at another replica.
   Each process listens for the other replicas' cancellations for its whole life (the app's lifespan).
 - ``GET /healthz`` for load balancers, without auth; ``/readyz`` and ``/metrics`` (see
-  :mod:`.operations`).
+  :mod:`.operations`); the team's pages under ``/ui`` when there is a tokens file
+  (:mod:`colibri_router.webui`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ from colibri_router.server.warm import prepare_to_serve
 from colibri_router.settings import Settings, comma_list, load_settings
 from colibri_router.store import CancelBroadcast, check_database, shared_store
 from colibri_router.tokens import TokensFile
+from colibri_router.webui import add_team_pages
+from colibri_router.webui.sessions import session_secret
 
 # Where a parent hands the options to its uvicorn workers (each builds its own app).
 OPTIONS_VARIABLE = "COLIBRI_HTTP_SERVE_OPTIONS"
@@ -202,6 +205,8 @@ def build_app(options: HttpOptions, decided: HttpPlan) -> Starlette:
         host=options.host,
     )
     _answer_posts_here(app, options.path)
+    if decided.tokens is not None:  # the pages need someone to log in
+        add_team_pages(app, decided.tokens, decided.security.allowed_hosts, load_settings().http_session_secret)
     if observability.tracing():
         # The tracing extra (OpenTelemetry), loaded only when tracing is configured.
         from colibri_router.observability.traces import ContinueHttpTrace
@@ -267,5 +272,6 @@ def serve_http(options: HttpOptions, decided: HttpPlan) -> None:
         uvicorn.run(app, **common)
         return
     os.environ[OPTIONS_VARIABLE] = json.dumps(asdict(options))
+    session_secret(load_settings().http_session_secret)  # one for all workers: /ui sessions work at each
     with shared_metrics_directory():
         uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=options.workers, **common)

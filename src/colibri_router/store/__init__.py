@@ -47,6 +47,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import SplitResult, unquote, unquote_plus, urlsplit, urlunsplit
@@ -54,11 +55,13 @@ from urllib.parse import SplitResult, unquote, unquote_plus, urlsplit, urlunspli
 from colibri_router.errors import ConfigError
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store.budget import BudgetLimits, Reservation
+from colibri_router.store.calls import CallQuery, DaySpend, SpendBy, StoredCall
 from colibri_router.store.errors import BudgetExceeded, BudgetScope, StoreError, ThreadBusy, ThreadNotFound
 from colibri_router.store.grouping import ExpectedWrite
 from colibri_router.store.money import format_usd, micro_to_usd, usd_to_micro
 from colibri_router.store.records import (
     GroupBy,
+    LedgerAttempt,
     LedgerRow,
     StoredThread,
     ThreadLease,
@@ -74,15 +77,20 @@ __all__ = [
     "BudgetExceeded",
     "BudgetLimits",
     "BudgetScope",
+    "CallQuery",
     "CancelBroadcast",
     "Clock",
+    "DaySpend",
     "ExpectedWrite",
     "GroupBy",
+    "LedgerAttempt",
     "LedgerRow",
     "Reservation",
     "Since",
+    "SpendBy",
     "Store",
     "StoreError",
+    "StoredCall",
     "StoredThread",
     "ThreadBusy",
     "ThreadLease",
@@ -165,6 +173,19 @@ class Store(Protocol):
     async def usage_report(self, principal: str | None, since: Since = "all", by: GroupBy | None = None) -> UsageReport:
         """Totals of the ledger rows in the ``since`` window (calendar days in UTC, today included),
         per ``by`` group and overall, for one principal or (None) everyone."""
+        ...
+
+    async def get_call(self, call_id: int, principal: str | None) -> StoredCall | None:
+        """One ledger row by its id; None when there is none, or it is another principal's."""
+        ...
+
+    async def list_calls(self, query: CallQuery) -> list[StoredCall]:
+        """Ledger rows under ``query``'s filters, newest first."""
+        ...
+
+    async def spend_by_day(self, principal: str | None, since: datetime, by: SpendBy) -> list[DaySpend]:
+        """Calls and cost per UTC day and member (``by="principal"``) or model, from ``since`` on, for
+        one principal or (None) everyone; in day order, then key order."""
         ...
 
     async def reserve_budget(self, principal: str, estimate_micro_usd: int, limits: BudgetLimits) -> Reservation:

@@ -3,7 +3,8 @@ answers outside a thread's own messages. Times are timezone-aware UTC datetimes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+import json
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
@@ -58,12 +59,34 @@ class ThreadLease:
     token: str = field(repr=False)
 
 
+@dataclass(frozen=True, slots=True)
+class LedgerAttempt:
+    """One model a call tried, in order (fallbacks): ``outcome`` is ``"ok"`` or the error code."""
+
+    provider: str
+    model: str
+    outcome: str
+    kind: str | None
+    latency_ms: int
+
+
+def encode_attempts(attempts: tuple[LedgerAttempt, ...]) -> str:
+    """The ledger column's text: a JSON array of the attempts' fields."""
+    return json.dumps([asdict(attempt) for attempt in attempts], separators=(",", ":"))
+
+
+def decode_attempts(text: str) -> tuple[LedgerAttempt, ...]:
+    return tuple(LedgerAttempt(**attempt) for attempt in json.loads(text))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LedgerRow:
     """One ``router_call``, success or failure: counts and cost, never prompt or answer text.
 
     ``outcome`` is ``"ok"`` or the error code the call ended with; ``kind`` the error kind (None on
     success). ``cost_micro_usd`` is None when the model has no price. ``at`` is normalized to UTC.
+    ``attempts``: each model tried (empty when the call never reached one); ``warning_count``: how
+    many warnings its result carried (their text is not kept: it can name the caller's files).
     """
 
     at: datetime
@@ -80,6 +103,8 @@ class LedgerRow:
     latency_ms: int = 0
     outcome: str = OK_OUTCOME
     kind: str | None = None
+    attempts: tuple[LedgerAttempt, ...] = ()
+    warning_count: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "at", as_utc(self.at))
@@ -90,6 +115,7 @@ class LedgerRow:
             "cache_write_tokens": self.cache_write_tokens,
             "reasoning_tokens": self.reasoning_tokens,
             "latency_ms": self.latency_ms,
+            "warning_count": self.warning_count,
             "cost_micro_usd": 0 if self.cost_micro_usd is None else self.cost_micro_usd,
         }
         negative = [name for name, value in counts.items() if value < 0]
@@ -103,8 +129,16 @@ class LedgerRow:
         return self.outcome != OK_OUTCOME
 
     def values(self) -> tuple[Any, ...]:
-        """The row's values after ``at``, in the order of :data:`LEDGER_COLUMNS`."""
-        return tuple(getattr(self, column) for column in LEDGER_COLUMNS)
+        """The row's values after ``at``, in the order of :data:`LEDGER_COLUMNS` (attempts as JSON text)."""
+        return tuple(
+            encode_attempts(self.attempts) if column == "attempts" else getattr(self, column)
+            for column in LEDGER_COLUMNS
+        )
+
+    @classmethod
+    def from_columns(cls, at: datetime, values: dict[str, Any]) -> LedgerRow:
+        """A row read back: ``values`` by column name, as :meth:`values` wrote them."""
+        return cls(at=at, **(values | {"attempts": decode_attempts(values["attempts"])}))
 
 
 # The ledger table's columns after its time column (whose name and type each backend chooses): the

@@ -84,6 +84,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (thread_id, sha256)
         )""",
     ),
+    # 3: each call's attempts (the models tried, as JSON) and how many warnings it carried, for /ui.
+    (
+        "ALTER TABLE ledger ADD COLUMN attempts text NOT NULL DEFAULT '[]'",
+        "ALTER TABLE ledger ADD COLUMN warning_count bigint NOT NULL DEFAULT 0",
+    ),
 )
 
 

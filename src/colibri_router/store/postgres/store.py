@@ -10,10 +10,11 @@ from typing import Any
 
 from colibri_router.store import contract, usage, without_password
 from colibri_router.store.budget import BudgetLimits, Reservation
+from colibri_router.store.calls import CallQuery, DaySpend, SpendBy, StoredCall, require_spend_by
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
 from colibri_router.store.grouping import GroupedWrites
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
-from colibri_router.store.postgres import cancels, ledger, reservations, threads
+from colibri_router.store.postgres import calls, cancels, ledger, reservations, threads
 from colibri_router.store.postgres.cancels import CancelListener
 from colibri_router.store.postgres.connection import (
     DEFAULT_CONNECT_TIMEOUT_S,
@@ -169,6 +170,16 @@ class PostgresStore:
         starts_at = window_start(since, self._now())
         groups = await self._database.run(lambda c: ledger.totals(c, principal, starts_at, by))
         return usage.build_report(since, by, starts_at, groups)
+
+    async def get_call(self, call_id: int, principal: str | None) -> StoredCall | None:
+        return await self._database.run(lambda c: calls.one(c, call_id, principal))
+
+    async def list_calls(self, query: CallQuery) -> list[StoredCall]:
+        return await self._database.run(lambda c: calls.recent(c, query))
+
+    async def spend_by_day(self, principal: str | None, since: datetime, by: SpendBy) -> list[DaySpend]:
+        require_spend_by(by)
+        return await self._database.run(lambda c: calls.spend_by_day(c, principal, since, by))
 
     # Budgets
 

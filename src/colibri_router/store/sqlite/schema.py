@@ -78,6 +78,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (thread_id, sha256)
         )""",
     ),
+    # 4: each call's attempts (the models tried, as JSON) and how many warnings it carried, for /ui.
+    (
+        "ALTER TABLE ledger ADD COLUMN attempts TEXT NOT NULL DEFAULT '[]'",
+        "ALTER TABLE ledger ADD COLUMN warning_count INTEGER NOT NULL DEFAULT 0",
+    ),
 )
 
 CURRENT_VERSION = len(MIGRATIONS)

@@ -5,17 +5,18 @@ wait), with the rules themselves in the backend-neutral modules."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from colibri_router.store import contract, usage
 from colibri_router.store.budget import BudgetLimits, Reservation
+from colibri_router.store.calls import CallQuery, DaySpend, SpendBy, StoredCall, require_spend_by
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
 from colibri_router.store.grouping import GroupedWrites
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
 from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, ThreadLease, ThreadSummary, UsageReport
-from colibri_router.store.sqlite import ledger, reservations, threads
+from colibri_router.store.sqlite import calls, ledger, reservations, threads
 from colibri_router.store.sqlite.connection import DEFAULT_BUSY_TIMEOUT_S, SqliteDatabase
 from colibri_router.store.sqlite.timestamps import to_ms
 from colibri_router.store.titles import thread_title
@@ -164,6 +165,16 @@ class SqliteStore:
         since_ms = None if starts_at is None else to_ms(starts_at)
         groups = await self._database.run(lambda c: ledger.totals(c, principal, since_ms, by))
         return usage.build_report(since, by, starts_at, groups)
+
+    async def get_call(self, call_id: int, principal: str | None) -> StoredCall | None:
+        return await self._database.run(lambda c: calls.one(c, call_id, principal))
+
+    async def list_calls(self, query: CallQuery) -> list[StoredCall]:
+        return await self._database.run(lambda c: calls.recent(c, query))
+
+    async def spend_by_day(self, principal: str | None, since: datetime, by: SpendBy) -> list[DaySpend]:
+        require_spend_by(by)
+        return await self._database.run(lambda c: calls.spend_by_day(c, principal, since, by))
 
     # Budgets
 
