@@ -54,6 +54,8 @@ class Settings(BaseSettings):
     http_admins: str | None = Field(None, validation_alias="COLIBRI_HTTP_ADMINS")
     http_allowed_hosts: str | None = Field(None, validation_alias="COLIBRI_HTTP_ALLOWED_HOSTS")
     http_allowed_origins: str | None = Field(None, validation_alias="COLIBRI_HTTP_ALLOWED_ORIGINS")
+    # serve --http: the per-member policy file (TOML: gateway.policy), re-read when it changes.
+    http_policy: str | None = Field(None, min_length=1, validation_alias="COLIBRI_HTTP_POLICY")
     # serve --http: /metrics without a token ("1"), and prompt/answer text in trace spans ("1").
     metrics_public: Literal["0", "1"] = Field("0", validation_alias="COLIBRI_METRICS_PUBLIC")
     otel_content: Literal["0", "1"] = Field("0", validation_alias="COLIBRI_OTEL_CONTENT")

@@ -51,6 +51,7 @@ Kind: TypeAlias = Literal[
     "CONFIG_ERROR",
     "BUDGET_EXCEEDED",
     "STORE_UNAVAILABLE",
+    "NOT_ALLOWED",
     "UNKNOWN",
 ]
 # Kinds where a later identical call can succeed: waiting helps (rate limits, overload, 5xx, network,

@@ -25,6 +25,7 @@ from colibri_router.conversation import (
     anthropic_blocks,
 )
 from colibri_router.errors import ColibriError, InvalidRequestError
+from colibri_router.gateway.enforce import check_chain, gate
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.providers.placing import UnknownModelError, refusal
@@ -129,6 +130,7 @@ async def route(
     fallback = registry.fallback if args.fallback is None else args.fallback  # []: no fallback, not the config's
     candidates = [(args.provider, args.model), *((None, m) for m in fallback)]
     choices = _choose_all(registry, candidates, settings, configured_fallback=args.fallback is None)
+    check_chain(choices)  # a team member's policy: every model of the chain, before anything is sent
     attempts: list[Attempt] = []
     skipped: list[str] = []  # models of the chain that cannot read the call's media
     for position, ((_, model), chosen) in enumerate(zip(candidates, choices, strict=True)):
@@ -238,11 +240,14 @@ async def _answer(call: _Call, choice: Choice) -> _Answer:
     runner = runner_for(choice.provider)
     connection = runner.open(choice.provider, call.settings)
     request, warnings = await _request_for(call.args, choice, call.settings, call.planned)
+    passed = await gate(choice, request)  # a team member's policy: cost per call, tokens per minute
+    warnings.extend(passed.warnings)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
     progress = CallProgress(choice.provider.name, call.notify)
     run = Run(choice, request, connection, call.settings, call.deadline, progress, call.client)
     ran = await (runner.run(run) if call.notify is None else with_heartbeat(progress, lambda: runner.run(run)))
+    await passed.settle(ran.turn.usage)
     warnings.extend(ran.warnings)
     return _Answer(request, ran, warnings)
 

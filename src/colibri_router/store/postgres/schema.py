@@ -84,6 +84,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (thread_id, sha256)
         )""",
     ),
+    # 3: per-member rates of a team server (rpm, tpm): each admitted use in the last minute.
+    (
+        """CREATE TABLE rate_events (
+            event_id text PRIMARY KEY,
+            principal text NOT NULL,
+            at timestamptz NOT NULL,
+            calls integer NOT NULL,
+            tokens bigint NOT NULL
+        )""",
+        "CREATE INDEX rate_events_by_principal ON rate_events (principal, at)",
+    ),
 )
 
 
