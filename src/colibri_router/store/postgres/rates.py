@@ -12,7 +12,7 @@ from colibri_router.store.rates import WINDOW_S, RateEvent, RateLimits, RateRefu
 
 
 async def take(
-    connection: Connection, event_id: str, principal: str, limits: RateLimits, calls: int, tokens: int
+    connection: Connection, event_id: str, principal: str, limits: RateLimits, *, calls: int, tokens: int
 ) -> RateRefusal | None:
     """Admit the use (recording its event) or say why not."""
     async with connection.transaction():

@@ -191,7 +191,9 @@ class PostgresStore:
         """Admit one use (its event id) or say why not (the refusal; nothing recorded)."""
         contract.require_principal(principal)
         event_id = new_event_id()
-        refused = await self._database.run(lambda c: rates.take(c, event_id, principal, limits, calls, tokens))
+        refused = await self._database.run(
+            lambda c: rates.take(c, event_id, principal, limits, calls=calls, tokens=tokens)
+        )
         return event_id, refused
 
     async def settle_rate(self, event_id: str, tokens: int) -> None:

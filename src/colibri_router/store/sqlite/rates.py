@@ -15,6 +15,7 @@ def take(
     principal: str,
     now_ms: int,
     limits: RateLimits,
+    *,
     calls: int,
     tokens: int,
 ) -> RateRefusal | None:

@@ -14,8 +14,8 @@ from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
 from colibri_router.store.grouping import GroupedWrites
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
-from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, ThreadLease, ThreadSummary, UsageReport
 from colibri_router.store.rates import RateLimits, RateRefusal, new_event_id
+from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, ThreadLease, ThreadSummary, UsageReport
 from colibri_router.store.sqlite import ledger, rates, reservations, threads
 from colibri_router.store.sqlite.connection import DEFAULT_BUSY_TIMEOUT_S, SqliteDatabase
 from colibri_router.store.sqlite.timestamps import to_ms
@@ -186,7 +186,9 @@ class SqliteStore:
         """Admit one use (its event id) or say why not (the refusal; nothing recorded)."""
         contract.require_principal(principal)
         event_id, now_ms = new_event_id(), self._now_ms()
-        refused = await self._database.run(lambda c: rates.take(c, event_id, principal, now_ms, limits, calls, tokens))
+        refused = await self._database.run(
+            lambda c: rates.take(c, event_id, principal, now_ms, limits, calls=calls, tokens=tokens)
+        )
         return event_id, refused
 
     async def settle_rate(self, event_id: str, tokens: int) -> None:
