@@ -56,6 +56,7 @@ def test_model_patterns_match_the_placed_name_or_provider_and_name() -> None:
     assert rules.allows_model("openai", "gpt-4o")
     assert not rules.allows_model("openai", "gpt-5.5")
     assert not rules.allows_model("openrouter", "gpt-4o")
+    assert not Rules(models=("kimi*",)).allows_model("kimi-anthropic", "other-model")  # a name, not a provider
     assert Rules().allows_model("any", "thing")
 
 

@@ -52,8 +52,12 @@ class Rules:
         return self.providers is None or _matches(self.providers, name)
 
     def allows_model(self, provider: str, model: str) -> bool:
-        """``model`` as placed (an alias already resolved), also matched as ``provider:model``."""
-        return self.models is None or _matches(self.models, model) or _matches(self.models, f"{provider}:{model}")
+        """``model`` as placed (an alias already resolved); a pattern with a colon is matched against
+        ``provider:model`` instead (``openai:gpt-4o``: that model at that provider only)."""
+        if self.models is None:
+            return True
+        qualified = f"{provider}:{model}"
+        return any(fnmatch.fnmatchcase(qualified if ":" in pattern else model, pattern) for pattern in self.models)
 
     def allows_tool(self, name: str) -> bool:
         return self.tools is None or _matches(self.tools, name)
