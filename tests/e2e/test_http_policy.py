@@ -198,7 +198,8 @@ async def test_tokens_per_minute_are_estimated_then_settled(
             async with anyio.create_task_group() as group:
                 group.start_soon(held)
                 with anyio.fail_after(20):
-                    while len(fake_upstream.kimi.requests) < 4:  # the held call is upstream, its estimate counted
+                    # The held call is upstream, its estimate counted (the fake records in its own threads).
+                    while len(fake_upstream.kimi.requests) < 4:  # noqa: ASYNC110
                         await anyio.sleep(0.02)
                 outcomes["over"] = await _call(tok, model="kimi", max_tokens=2000)
     assert all(not result.is_error for result in settled)
@@ -239,14 +240,10 @@ async def test_the_file_is_re_read_and_a_bad_one_keeps_the_last_good_policy(
             after = await _call(kim, model="sonnet")
             _write_policy(policy, POLICY.replace("rpm = 10", "rpm = 'ten'"), 3)
             kept = await _call(kim, model="sonnet")
-            ready = httpx.get(url.replace("/mcp", "/readyz"))
-            doctor = subprocess.run(
-                [SERVER_COMMAND, "doctor", "--http", "--json"],
-                env=server_env,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
+            async with httpx.AsyncClient() as client:
+                ready = await client.get(url.replace("/mcp", "/readyz"))
+            doctor = await anyio.run_process(
+                [SERVER_COMMAND, "doctor", "--http", "--json"], env=server_env, check=False
             )
     assert _error(before)["code"] == "NOT_ALLOWED"
     assert not after.is_error, after.content
@@ -254,7 +251,7 @@ async def test_the_file_is_re_read_and_a_bad_one_keeps_the_last_good_policy(
     assert ready.status_code == 200
     log = server_log.read_text()
     assert "policy file invalid: keeping the last good policy" in log and "rpm must be a whole number" in log
-    report = json.loads(doctor.stdout)
+    report = json.loads(doctor.stdout.decode())
     assert doctor.returncode == 1
     assert report["http"]["policy_file"] == str(policy)
     assert any("rpm must be a whole number" in problem for problem in report["problems"])

@@ -1,6 +1,7 @@
 """The team server's settings (``doctor --http``): the tokens file (readable, how many tokens, never
-their hashes), the policy file (whether it parses, the members it names), the allowed hosts and origins, the administrators, and every check ``serve --http``
-refuses to start on, run the same way (:func:`colibri_router.server.http.plan`)."""
+their hashes), the policy file (whether it parses, the members it names), the allowed hosts and
+origins, the administrators, and every check ``serve --http`` refuses to start on, run the same way
+(:func:`colibri_router.server.http.plan`)."""
 
 from __future__ import annotations
 
