@@ -10,8 +10,8 @@ ledger; the same with ``COLIBRI_STORE=off``; the same with its ledger in Postgre
 CPU is measured too, ``postgres_db.py``; skipped with a reason when there is neither; ``--no-postgres``
 leaves it out); the SQLite and PostgreSQL servers again with a per-member policy file
 (``COLIBRI_HTTP_POLICY``: every rule checked, ``rpm`` and ``tpm`` counted in the store), whose cost is
-their CPU per call minus the same server's without; and LiteLLM's proxy in front of the same upstream, called over plain HTTP
-(``litellm_proxy.py``: its own environment, skipped with a reason when it cannot be installed;
+their CPU per call minus the same server's without; and LiteLLM's proxy in front of the same upstream,
+called over plain HTTP (``litellm_proxy.py``: its own environment, skipped with a reason when it cannot be installed;
 ``--no-litellm`` leaves it out). For each: the sequential p50 of one client's calls (rounds
 interleaved across servers), and the calls per second of ``CLIENTS`` clients (an official MCP client
 with one session each, or for LiteLLM an httpx client with one keep-alive connection each) over windows
@@ -159,7 +159,7 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True, pos
         directory = Path(tmp)
         async with lean_upstream(0.0) as upstream:
             env = {**(router_parameters(upstream.kimi_base_url, upstream.url).env or {}), "PATH": os.environ["PATH"]}
-            ports = [free_port() for _ in range(9)]
+            ports = [free_port() for _ in range(9)]  # the i-th server's is ports[i]; LiteLLM's the last
             policy = directory / "policy.toml"
             policy.write_text(POLICY, encoding="utf-8")
 
@@ -185,14 +185,14 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True, pos
                 ),
                 serve(SQLITE_ROW, ports[3]),
                 serve(STORE_OFF_ROW, ports[4], COLIBRI_STORE="off"),
-                serve(SQLITE_ROW + POLICY_SUFFIX, ports[7], COLIBRI_HTTP_POLICY=str(policy)),
+                serve(SQLITE_ROW + POLICY_SUFFIX, ports[5], COLIBRI_HTTP_POLICY=str(policy)),
             ]
             if database is not None:  # the way a team points its server at PostgreSQL
-                commands.append(serve(POSTGRES_ROW, ports[5], COLIBRI_DATABASE_URL=database.url))
+                commands.append(serve(POSTGRES_ROW, ports[6], COLIBRI_DATABASE_URL=database.url))
                 commands.append(
                     serve(
                         POSTGRES_ROW + POLICY_SUFFIX,
-                        ports[8],
+                        ports[7],
                         COLIBRI_DATABASE_URL=database.url,
                         COLIBRI_HTTP_POLICY=str(policy),
                     )
@@ -210,7 +210,7 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True, pos
                         if server.name.startswith(POSTGRES_ROW):
                             server.database_pid = database.postmaster
                 if litellm_command is not None:
-                    proxy = litellm_proxy.spawned_proxy(litellm_command, upstream.kimi_base_url, directory, ports[6])
+                    proxy = litellm_proxy.spawned_proxy(litellm_command, upstream.kimi_base_url, directory, ports[8])
                     try:
                         url, pid = processes.enter_context(proxy)
                     except RuntimeError as exc:  # it exited, or was not ready within a minute
