@@ -50,6 +50,14 @@ def new_event_id() -> str:
     return "rt_" + secrets.token_urlsafe(15)
 
 
+def fits(used_calls: int, used_tokens: int, limits: RateLimits, *, calls: int, tokens: int) -> bool:
+    """The rule on the window's totals alone: what a backend asks first, reading the window's events
+    (for :func:`admission`'s refusal and its wait) only when the use does not fit."""
+    return (limits.rpm is None or calls <= 0 or used_calls + calls <= limits.rpm) and (
+        limits.tpm is None or tokens <= 0 or used_tokens + tokens <= limits.tpm
+    )
+
+
 def admission(
     events: Iterable[RateEvent], now_s: float, limits: RateLimits, *, calls: int, tokens: int
 ) -> RateRefusal | None:

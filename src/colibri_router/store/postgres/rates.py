@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from colibri_router.store.postgres import locks
 from colibri_router.store.postgres.connection import Connection
-from colibri_router.store.rates import WINDOW_S, RateEvent, RateLimits, RateRefusal, admission
+from colibri_router.store.rates import WINDOW_S, RateEvent, RateLimits, RateRefusal, admission, fits
 
 
 async def take(
@@ -19,14 +19,28 @@ async def take(
         await connection.execute(
             "SELECT pg_advisory_xact_lock($1::int, hashtext($2))", locks.RATE_ADMISSION_CLASS, principal
         )
-        now = await connection.fetchval("SELECT extract(epoch FROM clock_timestamp())::float8")
-        await connection.execute(
-            "DELETE FROM rate_events WHERE principal = $1 AND at <= to_timestamp($2)", principal, now - WINDOW_S
+        # One statement (one round trip): the clock, the window's totals, and the older events gone.
+        [[now, used_calls, used_tokens]] = await connection.fetch(
+            "WITH now_ AS (SELECT clock_timestamp() AS t),"
+            " gone AS (DELETE FROM rate_events WHERE principal = $1"
+            " AND at <= (SELECT t FROM now_) - make_interval(secs => $2))"
+            " SELECT extract(epoch FROM now_.t)::float8, COALESCE(SUM(e.calls), 0)::bigint,"
+            " COALESCE(SUM(e.tokens), 0)::bigint"
+            " FROM now_ LEFT JOIN rate_events e ON e.principal = $1 AND e.at > now_.t - make_interval(secs => $2)"
+            " GROUP BY now_.t",
+            principal,
+            WINDOW_S,
         )
-        rows = await connection.fetch(
-            "SELECT extract(epoch FROM at)::float8, calls, tokens FROM rate_events WHERE principal = $1", principal
-        )
-        refused = admission([RateEvent(*row) for row in rows], now, limits, calls=calls, tokens=tokens)
+        refused = None
+        if not fits(used_calls, used_tokens, limits, calls=calls, tokens=tokens):
+            rows = await connection.fetch(
+                "SELECT extract(epoch FROM at)::float8, calls, tokens FROM rate_events"
+                " WHERE principal = $1 AND at > to_timestamp($2) - make_interval(secs => $3)",
+                principal,
+                now,
+                WINDOW_S,
+            )
+            refused = admission([RateEvent(*row) for row in rows], now, limits, calls=calls, tokens=tokens)
         if refused is None:
             await connection.execute(
                 "INSERT INTO rate_events (event_id, principal, at, calls, tokens)"

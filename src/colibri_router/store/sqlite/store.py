@@ -186,14 +186,14 @@ class SqliteStore:
         """Admit one use (its event id) or say why not (the refusal; nothing recorded)."""
         contract.require_principal(principal)
         event_id, now_ms = new_event_id(), self._now_ms()
-        refused = await self._database.run(
+        refused = await self._database.write(  # short: on the event loop when it cannot wait
             lambda c: rates.take(c, event_id, principal, now_ms, limits, calls=calls, tokens=tokens)
         )
         return event_id, refused
 
     async def settle_rate(self, event_id: str, tokens: int) -> None:
         """The tokens an admitted use really counted, in place of its estimate."""
-        await self._database.run(lambda c: rates.settle(c, event_id, tokens))
+        await self._database.write(lambda c: rates.settle(c, event_id, tokens))
 
     def _now_ms(self) -> int:
         return to_ms(self._clock())
