@@ -240,10 +240,10 @@ async def _answer(call: _Call, choice: Choice) -> _Answer:
     runner = runner_for(choice.provider)
     connection = runner.open(choice.provider, call.settings)
     request, warnings = await _request_for(call.args, choice, call.settings, call.planned)
-    passed = await gate(choice, request)  # a team member's policy: cost per call, tokens per minute
-    warnings.extend(passed.warnings)
     if call.admit is not None:
         warnings.extend(await call.admit(choice, request))
+    passed = await gate(choice, request)  # a team member's policy: cost per call, tokens per minute
+    warnings.extend(passed.warnings)
     progress = CallProgress(choice.provider.name, call.notify)
     run = Run(choice, request, connection, call.settings, call.deadline, progress, call.client)
     ran = await (runner.run(run) if call.notify is None else with_heartbeat(progress, lambda: runner.run(run)))
