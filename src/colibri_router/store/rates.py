@@ -52,7 +52,8 @@ def new_event_id() -> str:
 
 def fits(used_calls: int, used_tokens: int, limits: RateLimits, *, calls: int, tokens: int) -> bool:
     """The rule on the window's totals alone: what a backend asks first, reading the window's events
-    (for :func:`admission`'s refusal and its wait) only when the use does not fit."""
+    (for :func:`admission`'s refusal and its wait) only when the use does not fit. PostgreSQL's
+    ``colibri_take_rate`` (its schema) applies the same condition in the database."""
     return (limits.rpm is None or calls <= 0 or used_calls + calls <= limits.rpm) and (
         limits.tpm is None or tokens <= 0 or used_tokens + tokens <= limits.tpm
     )
