@@ -11,7 +11,7 @@ from colibri_router.gateway.policy import Rules
 from colibri_router.providers import BUILTIN, Choice
 from colibri_router.router import build_request
 from colibri_router.schema import RouterCallInput
-from colibri_router.store import BudgetLimits, usd_to_micro
+from colibri_router.store import BudgetLimits, StoreError, usd_to_micro
 
 KIMI = Choice(BUILTIN["kimi"], "kimi-k2.6")
 CLAUDE_CODE = Choice(BUILTIN["claude-code"], "sonnet")
@@ -53,3 +53,19 @@ async def test_the_gate_refuses_a_request_whose_estimate_alone_exceeds_tpm() -> 
     ):
         await gate(KIMI, request)
     assert (await gate(KIMI, request)).event is None  # no member: nothing taken
+
+
+class _FailingRates:
+    async def take_rate(self, *_args: object, **_kwargs: object) -> None:
+        raise AssertionError("not taken here")
+
+    async def settle_rate(self, event_id: str, tokens: int) -> None:
+        raise StoreError("postgresql://db", ConnectionError("gone"), backend="postgresql")
+
+
+async def test_a_settle_the_store_cannot_write_never_breaks_the_answered_call() -> None:
+    from colibri_router.conversation import Usage
+    from colibri_router.gateway.enforce import Gate
+    from colibri_router.gateway.limiter import _Taken
+
+    await Gate(event=_Taken(_FailingRates(), "rt_x")).settle(Usage(10, 5))  # no exception: the answer stands

@@ -120,10 +120,17 @@ class Gate:
     warnings: list[str] = field(default_factory=list)
 
     async def settle(self, usage: Usage) -> None:
+        """The real token count in place of the estimate. A store failure here never breaks the call
+        that answered: the estimate stays counted, and the log says why."""
         if self.event is not None:
             from colibri_router.gateway import limiter
+            from colibri_router.logs import get_logger
+            from colibri_router.store import StoreError
 
-            await limiter.settle(self.event, usage.prompt_tokens + usage.completion_tokens)
+            try:
+                await limiter.settle(self.event, usage.prompt_tokens + usage.completion_tokens)
+            except StoreError as error:
+                get_logger(__name__).error("tokens per minute not settled", path=error.path, error=str(error.cause))
 
 
 _OPEN_GATE = Gate()
