@@ -1,6 +1,6 @@
 """Benchmark 9: ``serve --http`` beside the bare SDK floors and LiteLLM's proxy, measured from outside, in one run.
 
-Seven servers run at once against the same lean upstream (latency 0, SSE): a bare SDK stateless
+Nine servers run at once against the same lean upstream (latency 0, SSE): a bare SDK stateless
 Streamable HTTP server with a trivial tool; the same with a tool that makes the same upstream call and
 nothing else (the relay floor, ``floor_servers.py``, answering with SSE as the SDK does by default); the
 relay in the SDK's JSON-response mode, which is how ``serve --http`` answers a call without a progress
@@ -8,8 +8,10 @@ token (so the SQLite row also says how far it is from that floor); ``colibri-rou
 ledger; the same with ``COLIBRI_STORE=off``; the same with its ledger in PostgreSQL
 (``COLIBRI_DATABASE_URL``: ``COLIBRI_BENCH_DATABASE_URL``'s database, else a throwaway cluster whose own
 CPU is measured too, ``postgres_db.py``; skipped with a reason when there is neither; ``--no-postgres``
-leaves it out); and LiteLLM's proxy in front of the same upstream, called over plain HTTP
-(``litellm_proxy.py``: its own environment, skipped with a reason when it cannot be installed;
+leaves it out); the SQLite and PostgreSQL servers again with a per-member policy file
+(``COLIBRI_HTTP_POLICY``: every rule checked, ``rpm`` and ``tpm`` counted in the store), whose cost is
+their CPU per call minus the same server's without; and LiteLLM's proxy in front of the same upstream,
+called over plain HTTP (``litellm_proxy.py``: its own environment, skipped with a reason when it cannot be installed;
 ``--no-litellm`` leaves it out). For each: the sequential p50 of one client's calls (rounds
 interleaved across servers), and the calls per second of ``CLIENTS`` clients (an official MCP client
 with one session each, or for LiteLLM an httpx client with one keep-alive connection each) over windows
@@ -50,6 +52,17 @@ SQLITE_ROW = "serve --http, SQLite ledger"
 STORE_OFF_ROW = "serve --http, COLIBRI_STORE=off"
 POSTGRES_ROW = "serve --http, PostgreSQL ledger"
 JSON_FLOOR_ROW = "bare SDK relay, JSON answers"
+# The same servers with a team's per-member policy (COLIBRI_HTTP_POLICY): every rule checked on every call,
+# rpm and tpm counted in the store. Their cost: their CPU per call minus their store's row's.
+POLICY_SUFFIX = ", with a policy (rpm, tpm)"
+POLICY = """[defaults]
+providers = ["*"]
+models = ["*"]
+tools = ["*"]
+max_cost_usd_per_call = 1000
+rpm = 1000000
+tpm = 1000000000
+"""
 LEDGER_TARGET_S = 0.0002  # issue 22: the ledger's cost at most 0.2 ms per call
 LEDGER_TARGET = f"ledger ≤ {LEDGER_TARGET_S * 1000:g} ms per call"
 Caller = Callable[[], Awaitable[None]]  # one call by one client; raises unless it was answered
@@ -146,7 +159,9 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True, pos
         directory = Path(tmp)
         async with lean_upstream(0.0) as upstream:
             env = {**(router_parameters(upstream.kimi_base_url, upstream.url).env or {}), "PATH": os.environ["PATH"]}
-            ports = [free_port() for _ in range(7)]
+            ports = [free_port() for _ in range(9)]  # the i-th server's is ports[i]; LiteLLM's the last
+            policy = directory / "policy.toml"
+            policy.write_text(POLICY, encoding="utf-8")
 
             def serve(name: str, port: int, **settings: str) -> tuple[str, list[str], dict[str, str]]:
                 command = [SERVER_COMMAND, "serve", "--http", "--port", str(port)]
@@ -170,9 +185,18 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True, pos
                 ),
                 serve(SQLITE_ROW, ports[3]),
                 serve(STORE_OFF_ROW, ports[4], COLIBRI_STORE="off"),
+                serve(SQLITE_ROW + POLICY_SUFFIX, ports[5], COLIBRI_HTTP_POLICY=str(policy)),
             ]
             if database is not None:  # the way a team points its server at PostgreSQL
-                commands.append(serve(POSTGRES_ROW, ports[5], COLIBRI_DATABASE_URL=database.url))
+                commands.append(serve(POSTGRES_ROW, ports[6], COLIBRI_DATABASE_URL=database.url))
+                commands.append(
+                    serve(
+                        POSTGRES_ROW + POLICY_SUFFIX,
+                        ports[7],
+                        COLIBRI_DATABASE_URL=database.url,
+                        COLIBRI_HTTP_POLICY=str(policy),
+                    )
+                )
             with ExitStack() as processes:
                 servers = [
                     _Server(
@@ -182,9 +206,11 @@ async def run(sequential: int = 100, windows: int = 2, litellm: bool = True, pos
                     for i, (name, command, server_env) in enumerate(commands)
                 ]
                 if database is not None:
-                    servers[-1].database_pid = database.postmaster
+                    for server in servers:
+                        if server.name.startswith(POSTGRES_ROW):
+                            server.database_pid = database.postmaster
                 if litellm_command is not None:
-                    proxy = litellm_proxy.spawned_proxy(litellm_command, upstream.kimi_base_url, directory, ports[6])
+                    proxy = litellm_proxy.spawned_proxy(litellm_command, upstream.kimi_base_url, directory, ports[8])
                     try:
                         url, pid = processes.enter_context(proxy)
                     except RuntimeError as exc:  # it exited, or was not ready within a minute
@@ -244,8 +270,18 @@ def _report(
             f"({server.per_second / relay.per_second:.2f}x the relay floor); "
             f"server CPU {ms(server.cpu_per_call_s)} per call"
         )
-        if server.name == POSTGRES_ROW and server.database_pid is not None:
+        if server.name.startswith(POSTGRES_ROW) and server.database_pid is not None:
             measured += f" (+{ms(server.database_cpu_per_call_s)} in PostgreSQL)"
+        without_policy = next((s for s in servers if s.name + POLICY_SUFFIX == server.name), None)
+        if without_policy is not None:
+            added = server.cpu_per_call_s - without_policy.cpu_per_call_s
+            measured += (
+                f"; policy cost {ms(added, sign=True)} CPU per call, p50 "
+                f"{ms(p50 - median(without_policy.sequential_s), sign=True)} (row - row without policy)"
+            )
+            if server.database_pid is not None:
+                database_added = server.database_cpu_per_call_s - without_policy.database_cpu_per_call_s
+                measured += f", {ms(database_added, sign=True)} in PostgreSQL"
         ledger_cost = None
         if store_off is not None and server.name in (SQLITE_ROW, POSTGRES_ROW):
             ledger_cost = server.cpu_per_call_s - store_off.cpu_per_call_s
@@ -277,7 +313,7 @@ def _report(
                 if server.database_pid is not None
                 else f"; PostgreSQL's CPU not measured (the database of {postgres_db.URL_VARIABLE})"
             )
-        elif server.name in (STORE_OFF_ROW, JSON_FLOOR_ROW) or not server.mcp:
+        elif server.name in (STORE_OFF_ROW, JSON_FLOOR_ROW) or not server.mcp or without_policy is not None:
             target = "— (information)"
         rows.append(Row(f"9 {server.name}", measured, target, met))
     if postgres_skipped is not None:

@@ -267,6 +267,10 @@ def check_toml(body: str, _runs: list[tuple[dict[str, str], list[str]]]) -> None
             unknown = sorted(set(entry) - CODEX_KEYS)
             assert not unknown, f"Codex's [mcp_servers.{name}] has no keys {unknown}"
         check_host_servers(document["mcp_servers"], set(), vscode=False)
+    elif "members" in document or "defaults" in document:
+        from colibri_router.gateway.policy import parse_policy
+
+        parse_policy(body, "a policy file block")  # a team server's policy file (raises naming the problem)
     else:
         check_colibri_config(body)
 
@@ -462,6 +466,7 @@ def test_the_python_examples_without_a_key_end_in_a_coded_error_not_a_traceback(
         ("toml", '[mcp_servers.colibri-router]\ncommand = "uvx"\nargs = ["colibri-router"]\nstartup_timeout = 60\n'),
         ("toml", '[providers.box]\nwire = "carrier-pigeon"\nbase_url = "http://box/v1"\n'),
         ("toml", '[provider.box]\nwire = "openai"\n'),
+        ("toml", "[members.kim]\nrmp = 10\n"),
     ],
 )
 def test_the_checker_refuses_what_the_code_would(language: str, body: str) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError, ConfigError
+from colibri_router.gateway.enforce import member_budgets
 from colibri_router.logs import get_logger
 from colibri_router.pricing import worst_case_cost
 from colibri_router.providers import Choice
@@ -69,6 +70,7 @@ class Ledger:
             monthly=settings.budget_monthly_usd,
             daily_per_principal=settings.budget_daily_usd_per_user,
         )
+        limits = member_budgets(limits)  # a team member's daily_usd and monthly_usd
         if store is None:
             if thread:
                 raise ConfigError(STORE_OFF_THREAD)

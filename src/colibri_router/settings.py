@@ -58,6 +58,8 @@ class Settings(BaseSettings):
     http_allowed_origins: str | None = Field(None, validation_alias="COLIBRI_HTTP_ALLOWED_ORIGINS")
     # serve --http: the key of /ui's session cookies, shared by replicas (unset: random per server).
     http_session_secret: str | None = Field(None, min_length=32, validation_alias="COLIBRI_HTTP_SESSION_SECRET")
+    # serve --http: the per-member policy file (TOML: gateway.policy), re-read when it changes.
+    http_policy: str | None = Field(None, min_length=1, validation_alias="COLIBRI_HTTP_POLICY")
     # serve --http: /metrics without a token ("1"), and prompt/answer text in trace spans ("1").
     metrics_public: Literal["0", "1"] = Field("0", validation_alias="COLIBRI_METRICS_PUBLIC")
     otel_content: Literal["0", "1"] = Field("0", validation_alias="COLIBRI_OTEL_CONTENT")

@@ -42,6 +42,7 @@ from colibri_router.callers import ToolCall, local_principal
 from colibri_router.confirmation import Confirmation
 from colibri_router.context import Reading
 from colibri_router.errors import ColibriError, CostCapError, DeadlineError, InvalidRequestError
+from colibri_router.gateway.enforce import check_chain
 from colibri_router.outcomes import error_structured
 from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.providers.placing import UnknownModelError, refusal
@@ -122,6 +123,7 @@ async def ask_many(
     judge = None if args.judge is None else _resolve(args, call, args.judge, registry, settings, judging=True)
     _refuse_unknown([*models, *([judge] if judge else [])])
     _refuse_duplicates(models)
+    check_chain([asked.choice for asked in [*models, *([judge] if judge else [])]])  # a team member's policy
     total = len(models) + (judge is not None)
     deadline = Deadline.after(args.timeout_s or settings.timeout_s)
     run = _Run(

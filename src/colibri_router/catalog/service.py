@@ -43,7 +43,9 @@ async def subscription_available(spec: ProviderSpec) -> bool:
 
 async def for_tool(args: RouterModelsInput, _call: ToolCall) -> RouterModelsResult:
     """router_models, as the tool table (:mod:`colibri_router.server.table`) calls it."""
-    return await list_models(args)
+    from colibri_router.gateway.enforce import visible_models
+
+    return visible_models(await list_models(args))  # a team member sees only what their policy allows
 
 
 async def list_models(args: RouterModelsInput, *, client: httpx.AsyncClient | None = None) -> RouterModelsResult:

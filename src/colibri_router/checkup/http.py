@@ -1,6 +1,7 @@
 """The team server's settings (``doctor --http``): the tokens file (readable, how many tokens, never
-their hashes), the allowed hosts and origins, the administrators, and every check ``serve --http``
-refuses to start on, run the same way (:func:`colibri_router.server.http.plan`)."""
+their hashes), the policy file (whether it parses, the members it names), the allowed hosts and
+origins, the administrators, and every check ``serve --http`` refuses to start on, run the same way
+(:func:`colibri_router.server.http.plan`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from colibri_router.checkup import Section
 from colibri_router.errors import ConfigError
+from colibri_router.gateway.loader import check_policy_file
 from colibri_router.server.http import HttpOptions, plan
 from colibri_router.settings import comma_list, load_settings
 from colibri_router.tokens import TokensFile
@@ -45,6 +47,17 @@ def http(host: str) -> Section:
             tokens_summary = f"tokens file {tokens.path}: {count} token{'s' if count != 1 else ''}"
     else:
         tokens_summary = "no tokens file (no authentication)"
+    section.fields.update(policy_file=settings.http_policy, policy_members=None)
+    if settings.http_policy:
+        try:
+            policy = check_policy_file(settings)
+        except ConfigError as error:
+            section.fail(error.message)
+            tokens_summary += f"; policy file {settings.http_policy}: invalid"
+        else:
+            members = sorted(policy.members) if policy else []
+            section.fields["policy_members"] = members
+            tokens_summary += f"; policy file {settings.http_policy}: {len(members)} member table(s)"
     section.summary = f"on {host}: {tokens_summary}; allowed hosts: {', '.join(hosts) or 'localhost only'}" + (
         f"; allowed origins: {', '.join(origins)}" if origins else ""
     )

@@ -54,6 +54,7 @@ Kind: TypeAlias = Literal[
     "BUDGET_EXCEEDED",
     "STORE_UNAVAILABLE",
     "CONFIRMATION_DECLINED",
+    "NOT_ALLOWED",
     "UNKNOWN",
 ]
 # Kinds where a later identical call can succeed: waiting helps (rate limits, overload, 5xx, network,

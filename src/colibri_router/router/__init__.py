@@ -28,6 +28,7 @@ from colibri_router.conversation import (
     anthropic_blocks,
 )
 from colibri_router.errors import ColibriError, InvalidRequestError
+from colibri_router.gateway.enforce import check_chain, gate
 from colibri_router.progress import CallProgress, Notify, with_heartbeat
 from colibri_router.providers import Choice, Registry, load_registry
 from colibri_router.providers.known import did_you_mean
@@ -133,6 +134,7 @@ async def route(
     fallback = registry.fallback if options.fallback is None else options.fallback
     candidates = [(options.provider, options.model), *((None, m) for m in fallback)]
     choices = _choose_all(registry, candidates, settings, configured_fallback=options.fallback is None)
+    check_chain(choices)  # a team member's policy: every model of the chain, before anything is sent
     attempts: list[Attempt] = []
     skipped: list[str] = []  # models of the chain that cannot read the call's media
     for position, ((_, model), chosen) in enumerate(zip(candidates, choices, strict=True)):
@@ -243,10 +245,13 @@ async def _answer(routing: _Routing, choice: Choice) -> _Answer:
     request, warnings = await _request_for(routing.call, choice, routing.settings, routing.planned)
     if routing.admit is not None:
         warnings.extend(await routing.admit(choice, request))
+    passed = await gate(choice, request)  # a team member's policy: cost per call, tokens per minute
+    warnings.extend(passed.warnings)
     progress = CallProgress(choice.provider.name, routing.notify)
     run = Run(choice, request, connection, routing.settings, routing.deadline, progress, routing.client)
     notify = routing.notify
     ran = await (runner.run(run) if notify is None else with_heartbeat(progress, lambda: runner.run(run)))
+    await passed.settle(ran.turn.usage)
     warnings.extend(ran.warnings)
     return _Answer(request, ran, warnings)
 

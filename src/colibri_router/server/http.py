@@ -43,6 +43,7 @@ from starlette.routing import Route
 
 from colibri_router import __version__, observability
 from colibri_router.errors import ConfigError
+from colibri_router.gateway.loader import check_policy_file
 from colibri_router.logs import configure_logging, get_logger
 from colibri_router.observability.metrics import Metrics
 from colibri_router.server.nodelay import NoDelayHTTPProtocol
@@ -101,6 +102,7 @@ def plan(options: HttpOptions, settings: Settings) -> HttpPlan:
     if not options.path.startswith("/"):
         raise ConfigError(f"--path must start with '/', got {options.path!r}")
     check_database(settings)  # else the lifespan's cancel listener would fail once uvicorn started
+    check_policy_file(settings)  # a policy file that does not parse would refuse every call
     loopback = is_loopback(options.host)
     hosts, origins = comma_list(settings.http_allowed_hosts), comma_list(settings.http_allowed_origins)
     if not loopback and not hosts:

@@ -17,17 +17,20 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import CallToolResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams
 from pydantic import BaseModel, ValidationError
 
 from colibri_router import __version__, observability
 from colibri_router.callers import Caller, Notify, ToolCall
 from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.errors.invalid import invalid_arguments
+from colibri_router.gateway.enforce import acting_for
+from colibri_router.gateway.shell import admit_tool, member_of_request, visible_tools
 from colibri_router.logs import get_logger
 from colibri_router.providers import provider_names
 from colibri_router.server.identity import caller, caller_name
@@ -86,10 +89,18 @@ def _refusing_invalid(
 
     @functools.wraps(fn)
     async def run(arguments: Any, ctx: Context[Any, Any]) -> ToolAnswer:
+        try:  # the member's policy (gateway): a hidden tool, `files`, rpm
+            member = member_of_request(_over_http(ctx))
+            if member is not None:
+                await admit_tool(member, tool, arguments)
+        except ColibriError as error:
+            get_logger(__name__).warning(f"{tool} refused by the policy", code=error.code, error=error.message)
+            return error_result(error)
         if isinstance(arguments, InvalidRequestError):
             get_logger(__name__).warning(f"{tool} refused its arguments", code=arguments.code, error=arguments.message)
             return error_result(arguments)
-        return await fn(arguments, ctx)
+        with acting_for(member):
+            return await fn(arguments, ctx)
 
     return run
 
@@ -211,11 +222,23 @@ def tools() -> list[Tool]:
     return [_tool(entry, schemas) for entry in TOOLS]
 
 
+class _Server(MCPServer[Any]):
+    """``tools/list`` shows a member of a team server only the tools their policy lets them call."""
+
+    async def _handle_list_tools(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        listed = await super()._handle_list_tools(ctx, params)
+        over_http = getattr(ctx.request, "headers", None) is not None
+        visible = visible_tools([tool.name for tool in listed.tools], over_http)
+        return listed.model_copy(update={"tools": [tool for tool in listed.tools if tool.name in visible]})
+
+
 def build_server(**http: Any) -> MCPServer[Any]:
     """The server with its tools; ``http`` holds what serving over HTTP adds (auth), see
     :mod:`colibri_router.server.http`."""
 
-    return MCPServer(
+    return _Server(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,

@@ -24,7 +24,7 @@ transaction again). So:
 5. a reservation left by a process that died stops counting when it expires.
 
 When several scopes are reached, the error names the one that resets last (monthly before daily,
-the total before the per-caller limit): that is when the call could next pass.
+the total before the per-caller limit of the same window): that is when the call could next pass.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ class BudgetLimits:
     daily_micro_usd: int | None = None
     monthly_micro_usd: int | None = None
     daily_per_principal_micro_usd: int | None = None
+    # A team server's per-member monthly budget (its policy file's monthly_usd).
+    monthly_per_principal_micro_usd: int | None = None
 
     def __post_init__(self) -> None:
         for scope, limit in self.by_scope():
@@ -71,6 +73,7 @@ class BudgetLimits:
         """The configured limits, in the order the admission rule reports them."""
         limits: list[tuple[BudgetScope, int | None]] = [
             ("monthly", self.monthly_micro_usd),
+            ("monthly_per_principal", self.monthly_per_principal_micro_usd),
             ("daily", self.daily_micro_usd),
             ("daily_per_principal", self.daily_per_principal_micro_usd),
         ]
@@ -97,5 +100,5 @@ def check_admission(limits: BudgetLimits, committed_spend: Callable[[BudgetScope
     for scope, limit in limits.by_scope():
         spent = committed_spend(scope)
         if spent >= limit:
-            resets_at = next_month_start(now) if scope == "monthly" else next_day_start(now)
+            resets_at = next_month_start(now) if scope.startswith("monthly") else next_day_start(now)
             raise BudgetExceeded(scope, spent, limit, resets_at)

@@ -21,12 +21,13 @@ from typing import Literal, TypeAlias
 from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.store.money import format_usd
 
-BudgetScope: TypeAlias = Literal["daily", "monthly", "daily_per_principal"]
+BudgetScope: TypeAlias = Literal["daily", "monthly", "daily_per_principal", "monthly_per_principal"]
 
 _SCOPE_PHRASES: dict[BudgetScope, tuple[str, str]] = {
     "daily": ("daily budget", "today (UTC)"),
     "monthly": ("monthly budget", "this month (UTC)"),
     "daily_per_principal": ("daily budget per caller", "today (UTC) by this caller"),
+    "monthly_per_principal": ("monthly budget per caller", "this month (UTC) by this caller"),
 }
 
 

@@ -1,15 +1,24 @@
-"""Where the members page shows each member's policy (which providers, models and tools they may
-use, and how fast: issue 37, part 1, ``COLIBRI_HTTP_POLICY``).
-
-That policy is being built separately; until it is merged there is none, and this returns no rules,
-which the page shows as "none: every provider, model and tool". When it lands, this function reads
-the member's effective policy and returns its rules as (rule, value) pairs, e.g. ``("models",
-"kimi*")`` or ``("rpm", "10")``; the page needs no other change."""
+"""Each member's policy as the members page shows it: the rules of ``COLIBRI_HTTP_POLICY`` that apply to
+the member (:mod:`colibri_router.gateway`), as the file writes them, open rules left out."""
 
 from __future__ import annotations
 
+from colibri_router.gateway.loader import current_policy
+from colibri_router.gateway.policy import describe
+from colibri_router.settings import load_settings
+
 
 def member_policy(name: str) -> list[tuple[str, str]]:
-    """The policy rules that apply to ``name``, as (rule, value) text pairs; none yet."""
-    del name  # the per-member policy does not exist in this version
-    return []
+    """The policy rules that apply to ``name``, as (rule, value) text pairs; none without a policy."""
+    rules = describe(current_policy(load_settings()).rules_for(name))
+    return [
+        (
+            key,
+            ", ".join(map(str, value))
+            if isinstance(value, list)
+            else str(value).lower()
+            if isinstance(value, bool)
+            else str(value),
+        )
+        for key, value in rules.items()
+    ]

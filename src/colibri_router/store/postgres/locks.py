@@ -15,3 +15,7 @@ SCHEMA_MIGRATION = _PREFIX | 1
 BUDGET_ADMISSION = _PREFIX | 2
 """Held by each budget admission from its check to its reservation: admissions in every process
 then happen one after another, which is what the admission rule needs."""
+
+RATE_ADMISSION_CLASS = 0x636F6C69  # "coli": with a member name's hash, the two-key lock of its rates
+"""Held by each rate admission (with the member's name hashed as the second key) from its check to
+its event: one member's uses in every process then happen one after another."""

@@ -35,6 +35,9 @@ _COMMITTED_SPEND: dict[BudgetScope, str] = {
     "daily_per_principal": "(SELECT COALESCE(SUM(cost_micro_usd), 0) FROM ledger"
     " WHERE principal = bounds.principal AND at >= bounds.day_start)"
     " + (SELECT COALESCE(SUM(estimate_micro_usd), 0) FROM budget_reservations WHERE principal = bounds.principal)",
+    "monthly_per_principal": "(SELECT COALESCE(SUM(cost_micro_usd), 0) FROM ledger"
+    " WHERE principal = bounds.principal AND at >= bounds.month_start)"
+    " + (SELECT COALESCE(SUM(estimate_micro_usd), 0) FROM budget_reservations WHERE principal = bounds.principal)",
 }
 
 

@@ -89,6 +89,44 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE ledger ADD COLUMN attempts text NOT NULL DEFAULT '[]'",
         "ALTER TABLE ledger ADD COLUMN warning_count bigint NOT NULL DEFAULT 0",
     ),
+    # 4: per-member rates of a team server (rpm, tpm): each admitted use in the last minute.
+    (
+        """CREATE TABLE rate_events (
+            event_id text PRIMARY KEY,
+            principal text NOT NULL,
+            at timestamptz NOT NULL,
+            calls integer NOT NULL,
+            tokens bigint NOT NULL
+        )""",
+        "CREATE INDEX rate_events_by_principal ON rate_events (principal, at)",
+        # One round trip per use: the member's lock, the window's totals on the database's clock, the
+        # rule (colibri_router.store.rates.fits) and the event. Each statement of a volatile function
+        # reads what was committed before it began, so the totals follow the lock.
+        f"""CREATE FUNCTION colibri_take_rate(
+            p_event_id text, p_principal text, p_window_s float8,
+            p_rpm bigint, p_tpm bigint, p_calls integer, p_tokens bigint
+        ) RETURNS TABLE (now_s float8, used_calls bigint, used_tokens bigint, admitted boolean)
+        LANGUAGE plpgsql VOLATILE AS $$
+        DECLARE
+            v_now timestamptz;
+        BEGIN
+            PERFORM pg_advisory_xact_lock({locks.RATE_ADMISSION_CLASS}, hashtext(p_principal));
+            v_now := clock_timestamp();
+            DELETE FROM rate_events r
+                WHERE r.principal = p_principal AND r.at <= v_now - make_interval(secs => p_window_s);
+            SELECT COALESCE(SUM(r.calls), 0)::bigint, COALESCE(SUM(r.tokens), 0)::bigint
+                INTO used_calls, used_tokens FROM rate_events r WHERE r.principal = p_principal;
+            admitted := (p_rpm IS NULL OR p_calls <= 0 OR used_calls + p_calls <= p_rpm)
+                AND (p_tpm IS NULL OR p_tokens <= 0 OR used_tokens + p_tokens <= p_tpm);
+            IF admitted THEN
+                INSERT INTO rate_events (event_id, principal, at, calls, tokens)
+                    VALUES (p_event_id, p_principal, v_now, p_calls, p_tokens);
+            END IF;
+            now_s := extract(epoch FROM v_now);
+            RETURN NEXT;
+        END
+        $$""",
+    ),
 )
 
 

@@ -14,13 +14,14 @@ from colibri_router.store.calls import CallQuery, DaySpend, SpendBy, StoredCall,
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
 from colibri_router.store.grouping import GroupedWrites
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
-from colibri_router.store.postgres import calls, cancels, ledger, reservations, threads
+from colibri_router.store.postgres import calls, cancels, ledger, rates, reservations, threads
 from colibri_router.store.postgres.cancels import CancelListener
 from colibri_router.store.postgres.connection import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_MAX_CONNECTIONS,
     PostgresDatabase,
 )
+from colibri_router.store.rates import RateLimits, RateRefusal, new_event_id
 from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, ThreadLease, ThreadSummary, UsageReport
 from colibri_router.store.titles import thread_title
 from colibri_router.store.utc_windows import Clock, Since, as_utc, utc_now, window_start
@@ -192,6 +193,23 @@ class PostgresStore:
     async def settle(self, reservation: Reservation, row: LedgerRow) -> None:
         contract.require_settlement(reservation, row)
         await self._ledger_rows.submit((reservation.reservation_id, row))
+
+    # Per-member rates (a team server's rpm and tpm; see colibri_router.store.rates)
+
+    async def take_rate(
+        self, principal: str, limits: RateLimits, *, calls: int, tokens: int
+    ) -> tuple[str, RateRefusal | None]:
+        """Admit one use (its event id) or say why not (the refusal; nothing recorded)."""
+        contract.require_principal(principal)
+        event_id = new_event_id()
+        refused = await self._database.run(
+            lambda c: rates.take(c, event_id, principal, limits, calls=calls, tokens=tokens)
+        )
+        return event_id, refused
+
+    async def settle_rate(self, event_id: str, tokens: int) -> None:
+        """The tokens an admitted use really counted, in place of its estimate."""
+        await self._database.run(lambda c: rates.settle(c, event_id, tokens))
 
     # Cancellations between processes (CancelBroadcast)
 

@@ -23,8 +23,8 @@ def reserve(connection: sqlite3.Connection, reservation: Reservation, limits: Bu
     now_ms = to_ms(now)
 
     def committed_spend(scope: BudgetScope) -> int:
-        principal = reservation.principal if scope == "daily_per_principal" else None
-        window_start = month_start(now) if scope == "monthly" else day_start(now)
+        principal = reservation.principal if scope.endswith("_per_principal") else None
+        window_start = month_start(now) if scope.startswith("monthly") else day_start(now)
         return ledger.cost_since(connection, to_ms(window_start), principal) + _reserved(connection, principal)
 
     with write_transaction(connection):

@@ -83,6 +83,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE ledger ADD COLUMN attempts TEXT NOT NULL DEFAULT '[]'",
         "ALTER TABLE ledger ADD COLUMN warning_count INTEGER NOT NULL DEFAULT 0",
     ),
+    # 5: per-member rates of a team server (rpm, tpm): each admitted use in the last minute.
+    (
+        """CREATE TABLE rate_events (
+            event_id TEXT PRIMARY KEY,
+            principal TEXT NOT NULL,
+            at_ms INTEGER NOT NULL,
+            calls INTEGER NOT NULL,
+            tokens INTEGER NOT NULL
+        )""",
+        "CREATE INDEX rate_events_by_principal ON rate_events (principal, at_ms)",
+    ),
 )
 
 CURRENT_VERSION = len(MIGRATIONS)

@@ -15,8 +15,9 @@ from colibri_router.store.calls import CallQuery, DaySpend, SpendBy, StoredCall,
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
 from colibri_router.store.grouping import GroupedWrites
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
+from colibri_router.store.rates import RateLimits, RateRefusal, new_event_id
 from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, ThreadLease, ThreadSummary, UsageReport
-from colibri_router.store.sqlite import calls, ledger, reservations, threads
+from colibri_router.store.sqlite import calls, ledger, rates, reservations, threads
 from colibri_router.store.sqlite.connection import DEFAULT_BUSY_TIMEOUT_S, SqliteDatabase
 from colibri_router.store.sqlite.timestamps import to_ms
 from colibri_router.store.titles import thread_title
@@ -187,6 +188,23 @@ class SqliteStore:
     async def settle(self, reservation: Reservation, row: LedgerRow) -> None:
         contract.require_settlement(reservation, row)
         await self._ledger_rows.submit((reservation.reservation_id, row))
+
+    # Per-member rates (a team server's rpm and tpm; see colibri_router.store.rates)
+
+    async def take_rate(
+        self, principal: str, limits: RateLimits, *, calls: int, tokens: int
+    ) -> tuple[str, RateRefusal | None]:
+        """Admit one use (its event id) or say why not (the refusal; nothing recorded)."""
+        contract.require_principal(principal)
+        event_id, now_ms = new_event_id(), self._now_ms()
+        refused = await self._database.write(  # short: on the event loop when it cannot wait
+            lambda c: rates.take(c, event_id, principal, now_ms, limits, calls=calls, tokens=tokens)
+        )
+        return event_id, refused
+
+    async def settle_rate(self, event_id: str, tokens: int) -> None:
+        """The tokens an admitted use really counted, in place of its estimate."""
+        await self._database.write(lambda c: rates.settle(c, event_id, tokens))
 
     def _now_ms(self) -> int:
         return to_ms(self._clock())

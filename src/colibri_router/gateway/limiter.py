@@ -1,0 +1,94 @@
+"""A member's ``rpm`` and ``tpm``, counted where every replica sees them: in the store (SQLite for one
+machine, PostgreSQL across replicas; the rule is :mod:`colibri_router.store.rates`). With the store
+off (``COLIBRI_STORE=off``) they are counted in this process only, by the same rule."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, cast
+
+from colibri_router.gateway.errors import PolicyRateLimited
+from colibri_router.settings import load_settings
+from colibri_router.store.rates import WINDOW_S, RateEvent, RateLimits, RateRefusal, admission, new_event_id
+
+if TYPE_CHECKING:
+    from colibri_router.gateway.enforce import Member
+
+
+class RateStore(Protocol):
+    async def take_rate(
+        self, principal: str, limits: RateLimits, *, calls: int, tokens: int
+    ) -> tuple[str, RateRefusal | None]: ...
+
+    async def settle_rate(self, event_id: str, tokens: int) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Taken:
+    store: RateStore | None  # None: this process's own count
+    event_id: str
+
+
+async def take(member: Member, *, calls: int, tokens: int) -> _Taken:
+    """Count one use (``calls`` calls, ``tokens`` estimated tokens) for ``member`` or raise
+    :class:`PolicyRateLimited`. A store that cannot be reached raises its ``StoreError``: without it no
+    limit can be held."""
+    from colibri_router.store import shared_store
+
+    limits = RateLimits(rpm=member.rules.rpm, tpm=member.rules.tpm)
+    store = shared_store(load_settings())
+    if hasattr(store, "take_rate"):  # not isinstance: a runtime protocol check costs more than the rest
+        rates = cast(RateStore, store)
+        event_id, refused = await rates.take_rate(member.name, limits, calls=calls, tokens=tokens)
+        taken = _Taken(rates, event_id)
+    else:
+        event_id, refused = _LOCAL.take(member.name, limits, calls=calls, tokens=tokens)
+        taken = _Taken(None, event_id)
+    if refused is not None:
+        unit = "calls" if refused.limit == "rpm" else "tokens"
+        raise PolicyRateLimited(
+            f"{refused.limit} {refused.allowed} of the policy of {member.name!r} is used up: {refused.used} {unit} in "
+            f"the last minute; retry in {refused.retry_after_s:.1f} s; nothing was sent",
+            refused.retry_after_s,
+        )
+    return taken
+
+
+async def settle(taken: object, tokens: int) -> None:
+    """The real token count of a use :func:`take` admitted."""
+    assert isinstance(taken, _Taken)
+    if taken.store is None:
+        _LOCAL.settle(taken.event_id, tokens)
+    else:
+        await taken.store.settle_rate(taken.event_id, tokens)
+
+
+class _Local:
+    """The rule over this process's own events, when there is no store."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, dict[str, RateEvent]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, member: str, limits: RateLimits, *, calls: int, tokens: int) -> tuple[str, RateRefusal | None]:
+        now, event_id = time.monotonic(), new_event_id()
+        with self._lock:
+            events = self._events.setdefault(member, {})
+            for key in [key for key, event in events.items() if event.at_s <= now - WINDOW_S]:
+                del events[key]
+            refused = admission(events.values(), now, limits, calls=calls, tokens=tokens)
+            if refused is None:
+                events[event_id] = RateEvent(now, calls, tokens)
+        return event_id, refused
+
+    def settle(self, event_id: str, tokens: int) -> None:
+        with self._lock:
+            for events in self._events.values():
+                if event_id in events:
+                    event = events[event_id]
+                    events[event_id] = RateEvent(event.at_s, event.calls, tokens)
+
+
+_LOCAL = _Local()
