@@ -10,6 +10,7 @@ from colibri_router.gateway.errors import NotAllowedError
 from colibri_router.gateway.policy import Rules
 from colibri_router.providers import BUILTIN, Choice
 from colibri_router.router import build_request
+from colibri_router.router.call import call_from
 from colibri_router.schema import RouterCallInput
 from colibri_router.store import BudgetLimits, StoreError, usd_to_micro
 
@@ -44,7 +45,7 @@ def test_a_members_budgets_become_per_caller_limits() -> None:
 
 
 async def test_the_gate_refuses_a_request_whose_estimate_alone_exceeds_tpm() -> None:
-    request, _ = build_request(RouterCallInput.model_validate({"prompt": "hi", "max_tokens": 500}), KIMI.model)
+    request, _ = build_request(call_from(RouterCallInput.model_validate({"prompt": "hi", "max_tokens": 500})), KIMI.model)
     with acting_for(Member("tok", Rules(tpm=100))), pytest.raises(NotAllowedError, match="exceed tpm 100"):
         await gate(KIMI, request)
     with (
