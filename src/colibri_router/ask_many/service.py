@@ -207,15 +207,15 @@ async def _admit(run: _Run, models: Sequence[_Asked], judge: _Asked | None) -> N
         if asked.choice is None:
             continue
         try:
-            asked.planned = await plan(asked.call, asked.choice, run.settings)
+            asked.planned = await plan(asked.call, asked.choice, run.settings, reroute=True)
         except ColibriError:
             continue  # refused before sending: it costs nothing
-        costs.append((asked.name, worst_case(asked.choice, asked.planned.request)))
+        costs.append((asked.name, worst_case(asked.planned.choice, asked.planned.request)))  # rerouted: its model
         answers_tokens += asked.planned.request.max_tokens
     if judge is not None and judge.choice is not None:
         # The judge's input holds every answer, each at most max_tokens long: its request is priced
         # without them, and their worst case added.
-        priced = await plan(_judge_call(run, judge.name, []), judge.choice, run.settings)
+        priced = await plan(_judge_call(run, judge.name, []), judge.choice, run.settings, reroute=True)
         costs.append((judge.name, worst_case(judge.choice, priced.request, answers_tokens)))
     unpriced = [name for name, cost in costs if cost is None]
     if unpriced:
@@ -249,7 +249,9 @@ async def _ask(run: _Run, asked: _Asked) -> None:
         if remaining <= 0:
             raise DeadlineError("the call's deadline passed before this model was asked").about(None, asked.name)
         call = asked.call.model_copy(update={"timeout_s": remaining})
-        asked.outcome = await route(call, client=run.client, settings=run.settings, planned=asked.planned)
+        # Each model as a router_call without a fallback of the caller's: one that cannot read the turn
+        # goes to the configured model that can, and its answer's warnings say so.
+        asked.outcome = await route(call, client=run.client, settings=run.settings, planned=asked.planned, reroute=True)
     except ColibriError as error:
         asked.outcome = error.about(None, asked.name)
     finally:

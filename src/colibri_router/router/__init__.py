@@ -32,6 +32,7 @@ from colibri_router.retry import Deadline
 from colibri_router.router.attachments import check_context, files_read, paths_for_agent, with_files
 from colibri_router.router.fit import MediaUnreadable, fit_media, has_media
 from colibri_router.router.pipeline import DEFAULT_MAX_TOKENS
+from colibri_router.router.reroute import reroute as _reroute
 from colibri_router.router.runners import Ran, Run, runner_for, with_neutral_ids
 from colibri_router.schema import AssistantMessage, Attempt, RouterCallInput, RouterCallResult, ToolCallOut
 from colibri_router.settings import Settings, load_settings
@@ -81,9 +82,12 @@ class Plan:
     warnings: tuple[str, ...]
 
 
-async def plan(args: RouterCallInput, choice: Choice, settings: Settings) -> Plan:
+async def plan(args: RouterCallInput, choice: Choice, settings: Settings, *, reroute: bool | None = None) -> Plan:
     """The request ``args`` becomes for ``choice``: what a service prices before the call, and (handed
-    back to :func:`route` as ``planned``) what is then sent. Raises what would refuse it unsent."""
+    back to :func:`route` as ``planned``) what is then sent. Raises what would refuse it unsent.
+    ``reroute`` as for :func:`route`: the plan is then for the model the call goes to instead."""
+    if _reroutes(args, reroute):
+        choice, _ = _rerouted(args, choice, load_registry(), settings)  # route says why, once
     request, warnings = await _request_for(args, choice, settings)
     return Plan(choice, request, tuple(warnings))
 
@@ -116,11 +120,14 @@ async def route(
     admit: Admit | None = None,
     settings: Settings | None = None,
     planned: Plan | None = None,
+    reroute: bool | None = None,
 ) -> RouterCallResult:
     """One router_call: the requested model, then each fallback in turn while failures allow it, all
     within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried).
     ``files`` not yet read are read here. ``planned``: the :func:`plan` the caller made (and priced)
-    for one of the models, sent as it is when that model is tried."""
+    for one of the models, sent as it is when that model is tried. ``reroute``: whether the model asked
+    for goes to a configured one when it cannot read the turn (:mod:`colibri_router.router.reroute`);
+    None: when the call names no ``fallback``."""
     settings = settings or load_settings()  # the caller's reading of this call's settings, if it made one
     args = await with_files(args, settings)
     registry = load_registry()
@@ -131,6 +138,7 @@ async def route(
     choices = _choose_all(registry, candidates, settings, configured_fallback=args.fallback is None)
     attempts: list[Attempt] = []
     skipped: list[str] = []  # models of the chain that cannot read the call's media
+    rerouted: list[str] = []  # the model asked for, swapped for one that can read the turn
     for position, ((_, model), chosen) in enumerate(zip(candidates, choices, strict=True)):
         started = time.monotonic()
         choice: Choice | None = None
@@ -138,8 +146,12 @@ async def route(
             if isinstance(chosen, ColibriError):
                 raise chosen
             choice = chosen
+            if position == 0 and _reroutes(args, reroute):
+                choice, rerouted = _rerouted(args, choice, registry, settings)
             result = await _attempt(call, choice)
         except ColibriError as error:
+            if rerouted and position == 0:
+                error.message += f" ({'; '.join(rerouted)})"  # why a model the caller did not name failed
             if choice is not None:
                 error.about(choice.provider.name, choice.model)
                 if error.kind == "MODEL_NOT_FOUND":
@@ -154,8 +166,19 @@ async def route(
                 raise
             continue
         attempts.append(_attempt_entry(choice, model, "ok", None, started))
-        return result.model_copy(update={"attempts": attempts, "warnings": [*skipped, *result.warnings]})
+        return result.model_copy(update={"attempts": attempts, "warnings": [*rerouted, *skipped, *result.warnings]})
     raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _reroutes(args: RouterCallInput, reroute: bool | None) -> bool:
+    return args.fallback is None if reroute is None else reroute
+
+
+def _rerouted(
+    args: RouterCallInput, choice: Choice, registry: Registry, settings: Settings
+) -> tuple[Choice, list[str]]:
+    """The model the call goes to instead of ``choice`` when ``choice`` cannot read it, and why."""
+    return _reroute(build_request(args, choice.model)[0], choice, registry, settings)
 
 
 def _choose_all(
