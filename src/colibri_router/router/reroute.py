@@ -129,12 +129,10 @@ def reroute(
     warnings: list[str] = []
     seen = {(choice.provider.name, choice.model)}
     while True:
-        step = _next(facts, choice, registry, settings)
+        step = _next(facts, choice, registry, settings, seen)
         if step is None:
             return choice, warnings
         rule, why, target, source = step
-        if (target.provider.name, target.model) in seen:
-            return choice, warnings  # a cycle of settings: stay with the last model reached
         if (still := rule.unmet(facts, target)) is not None:
             raise ConfigError(f"{source} names {target.model}, but {still}: name a model that can")
         warnings.append(f"{why}: sent to {target.model} instead ({source})")
@@ -143,9 +141,10 @@ def reroute(
 
 
 def _next(
-    facts: Facts, choice: Choice, registry: Registry, settings: Settings
+    facts: Facts, choice: Choice, registry: Registry, settings: Settings, seen: set[tuple[str, str]]
 ) -> tuple[_Rule, str, Choice, str] | None:
-    """The first rule ``choice`` fails that names a model: the rule, why, the model and its setting."""
+    """The first rule ``choice`` fails that names a model not yet visited (settings that send a call
+    round in a circle stop where it began): the rule, why, the model and its setting."""
     for rule in _RULES:
         if rule is not _VISION and rule.target(settings, registry) is None:
             continue  # an unset rule other than vision changes nothing: no need to look (the window's lookup)
@@ -163,7 +162,8 @@ def _next(
             target = registry.choose(None, name, settings)
         except UnknownModelError as error:
             raise ConfigError(f"{source}: {error.clause}") from None
-        return rule, why, target, source
+        if (target.provider.name, target.model) not in seen:
+            return rule, why, target, source
     return None
 
 
