@@ -350,3 +350,19 @@ async def test_a_plan_is_for_the_model_rerouted_to_and_ask_many_prices_that(
     assert raised.value.kind == "BUDGET_EXCEEDED"
     assert f"deepseek-chat ${worst:.6f}" in raised.value.message
     assert fake.requests == []
+
+
+async def test_ask_manys_judge_is_asked_as_named(fake: FakeUpstream, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The question is over deepseek-chat's window, but the judge is not rerouted (its verdict has no
+    # warnings to say so); the models, whose windows hold it, are asked as named too.
+    monkeypatch.setenv("COLIBRI_LONG_CONTEXT_MODEL", "gemini-flash")
+    fake.route("openai").enqueue(openai_text("gpt: fine", model="gpt-4.1"))
+    fake.anthropic.enqueue(anthropic_text("claude: fine"))
+    fake.route("deepseek").enqueue(openai_text("A is right. Agreement: 0.9", model="deepseek-chat"))
+    args = RouterAskManyInput.model_validate(
+        {"prompt": LONG, "models": ["gpt-4.1", "claude-sonnet-4-5"], "judge": "deepseek-chat"}
+    )
+    result = await ask_many(args)
+    assert [answer.model for answer in result.answers] == ["gpt-4.1", "claude-sonnet-4-5"]
+    assert result.verdict is not None and result.verdict.model == "deepseek-chat"
+    assert requests_to(fake, "gemini") == [] and len(requests_to(fake, "deepseek")) == 1
