@@ -70,13 +70,13 @@ class Facts:
 class _Rule:
     key: str  # the config file's [routing] key
     variable: str  # the environment variable, which wins over the key
-    field: str  # the Settings field reading the variable
+    attribute: str  # the Settings field reading the variable
     # Why ``choice`` cannot read a conversation with these facts, or None when it can.
     unmet: Callable[[Facts, Choice], str | None]
 
     def target(self, settings: Settings, registry: Registry) -> tuple[str, str] | None:
         """The model this rule sends to, and the setting that named it; None when unset."""
-        name: str | None = getattr(settings, self.field)
+        name: str | None = getattr(settings, self.attribute)
         if name:
             return name, self.variable
         name = registry.routing.get(self.key)
