@@ -87,7 +87,9 @@ def test_the_model_reached_reads_the_call_wherever_a_setting_could_send_it(
     start = registry.choose(None, model, configured)
     refused: ColibriError | None = None
     try:
-        final, warnings = reroute(args, start, registry, configured, lambda: build_request(args, model)[0])
+        final, warnings = reroute(
+            args.conversation(), start, registry, configured, lambda: build_request(args, model)[0]
+        )
     except (MediaUnreadable, ConfigError) as error:
         refused = error
     if isinstance(refused, MediaUnreadable):
@@ -118,7 +120,10 @@ def test_a_subscription_is_never_rerouted(monkeypatch: pytest.MonkeyPatch) -> No
     registry, settings = load_registry(), load_settings()
     args = call(True, True, 10)
     agent = registry.choose("claude-code", None, settings)
-    assert reroute(args, agent, registry, settings, lambda: build_request(args, agent.model)[0]) == (agent, [])
+    assert reroute(args.conversation(), agent, registry, settings, lambda: build_request(args, agent.model)[0]) == (
+        agent,
+        [],
+    )
 
 
 def test_a_plain_call_builds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,7 +136,7 @@ def test_a_plain_call_builds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     def build() -> Any:
         raise AssertionError("built")
 
-    assert reroute(call(False, False, 10), deepseek, registry, settings, build) == (deepseek, [])
+    assert reroute(call(False, False, 10).conversation(), deepseek, registry, settings, build) == (deepseek, [])
 
 
 # -- the config file's [routing] -------------------------------------------------------------------------

@@ -178,7 +178,7 @@ def _rerouted(
     args: RouterCallInput, choice: Choice, registry: Registry, settings: Settings
 ) -> tuple[Choice, list[str]]:
     """The model the call goes to instead of ``choice`` when ``choice`` cannot read it, and why."""
-    return _reroute(args, choice, registry, settings, lambda: build_request(args, choice.model)[0])
+    return _reroute(args.conversation(), choice, registry, settings, lambda: build_request(args, choice.model)[0])
 
 
 def _choose_all(

@@ -23,17 +23,16 @@ setting). Nothing here names a provider: the facts are the model's profile and t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from colibri_router.conversation import CompletionRequest
+from colibri_router.conversation import CompletionRequest, Media, Message, ToolResult
 from colibri_router.errors import ConfigError
 from colibri_router.pricing import context_window
 from colibri_router.providers import Choice, Registry
 from colibri_router.providers.placing import UnknownModelError
 from colibri_router.providers.profiles import profile_for
 from colibri_router.router.fit import MediaUnreadable
-from colibri_router.schema import MediaBlock, RouterCallInput, ToolResultBlock
 from colibri_router.settings import Settings
 from colibri_router.token_estimate import request_tokens
 
@@ -45,9 +44,9 @@ Build = Callable[[], CompletionRequest]
 
 @dataclass(slots=True)
 class Facts:
-    """What the conversation holds that a model may be unable to read. The media are read off the
-    input's blocks; the request (for the token estimate) is built only when a rule asks for it,
-    so a call with neither media nor a long-context model set costs no second build."""
+    """What the conversation holds that a model may be unable to read. The media are read off its
+    parts; the request (for the token estimate) is built only when a rule asks for it, so a call
+    with neither media nor a long-context model set costs no second build."""
 
     images: bool
     documents: bool
@@ -55,8 +54,8 @@ class Facts:
     _request: CompletionRequest | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, args: RouterCallInput, build: Build) -> Facts:
-        kinds = _media_kinds(args)
+    def of(cls, messages: Iterable[Message], build: Build) -> Facts:
+        kinds = _media_kinds(messages)
         return cls(images="image" in kinds, documents="document" in kinds, build=build)
 
     @property
@@ -115,17 +114,18 @@ _VISION = _RULES[0]
 
 
 def reroute(
-    args: RouterCallInput, choice: Choice, registry: Registry, settings: Settings, build: Build
+    messages: Iterable[Message], choice: Choice, registry: Registry, settings: Settings, build: Build
 ) -> tuple[Choice, list[str]]:
-    """The model ``args`` goes to instead of ``choice``, and a warning per swap naming both models;
-    ``build`` makes its request (any model's: only the estimate of its tokens is read).
+    """The model a call whose conversation is ``messages`` (the files read into it included) goes to
+    instead of ``choice``, and a warning per swap naming both models; ``build`` makes the call's
+    request (for any model: only the estimate of its tokens is read).
 
     Raises :class:`MediaUnreadable` (which a fallback chain skips) when the conversation holds images
     ``choice`` cannot read and no vision model is set, naming the setting; ``ConfigError`` when a
     setting names a model no rule places, or one that fails the rule that chose it."""
     if choice.provider.subscription:
         return choice, []
-    facts = Facts.of(args, build)
+    facts = Facts.of(messages, build)
     warnings: list[str] = []
     seen = {(choice.provider.name, choice.model)}
     while True:
@@ -167,15 +167,13 @@ def _next(
     return None
 
 
-def _media_kinds(args: RouterCallInput) -> set[str]:
-    """The kinds of media (image, document) in the input's turns, tool results' included."""
+def _media_kinds(messages: Iterable[Message]) -> set[str]:
+    """The kinds of media (image, document) in the conversation, tool results' included."""
     kinds: set[str] = set()
-    for message in args.messages or ():
-        if isinstance(message.content, str):
-            continue
-        for block in message.content:
-            if isinstance(block, MediaBlock):
-                kinds.add(block.type)
-            elif isinstance(block, ToolResultBlock) and not isinstance(block.content, str):
-                kinds.update(item.type for item in block.content if isinstance(item, MediaBlock))
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, Media):
+                kinds.add(part.kind)
+            elif isinstance(part, ToolResult):
+                kinds.update(media.kind for media in part.media)
     return kinds
