@@ -284,7 +284,7 @@ def check_colibri_config(body: str) -> None:
     path = directory / "config.toml"
     path.write_text(body)
     loaded = load_config(frozenset(BUILTIN))  # raises ConfigError naming the problem
-    assert loaded.path == str(path) and (loaded.providers or loaded.aliases or loaded.fallback)
+    assert loaded.path == str(path) and (loaded.providers or loaded.aliases or loaded.fallback or loaded.routing)
 
 
 def check_yaml(body: str, _runs: list[tuple[dict[str, str], list[str]]]) -> None:

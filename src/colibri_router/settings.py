@@ -78,6 +78,11 @@ class Settings(BaseSettings):
     http_files_root: str | None = Field(None, min_length=1, validation_alias="COLIBRI_HTTP_FILES_ROOT")
     # serve --http: command-line agents would run on the server's login for every caller.
     http_agent_cli: bool = Field(False, validation_alias="COLIBRI_HTTP_AGENT_CLI")
+    # A turn the call's model cannot read goes to this model instead (router/reroute.py); each wins
+    # over the config file's [routing] vision, documents and long_context.
+    vision_model: str | None = Field(None, min_length=1, validation_alias="COLIBRI_VISION_MODEL")
+    documents_model: str | None = Field(None, min_length=1, validation_alias="COLIBRI_DOCUMENTS_MODEL")
+    long_context_model: str | None = Field(None, min_length=1, validation_alias="COLIBRI_LONG_CONTEXT_MODEL")
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         "info", validation_alias="COLIBRI_LOG_LEVEL"
     )

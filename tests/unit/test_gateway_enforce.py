@@ -45,7 +45,9 @@ def test_a_members_budgets_become_per_caller_limits() -> None:
 
 
 async def test_the_gate_refuses_a_request_whose_estimate_alone_exceeds_tpm() -> None:
-    request, _ = build_request(call_from(RouterCallInput.model_validate({"prompt": "hi", "max_tokens": 500})), KIMI.model)
+    request, _ = build_request(
+        call_from(RouterCallInput.model_validate({"prompt": "hi", "max_tokens": 500})), KIMI.model
+    )
     with acting_for(Member("tok", Rules(tpm=100))), pytest.raises(NotAllowedError, match="exceed tpm 100"):
         await gate(KIMI, request)
     with (

@@ -9,7 +9,8 @@ answer at ``max_tokens``) is checked against ``max_cost_usd`` and reserved in th
 amount, in one admission: either every model is asked or none is.
 
 Then the models run in parallel, each with its own retries and every provider rule, without the
-config file's fallback (another model would answer in its place and the comparison would be off),
+config file's fallback (another model would answer in its place and the comparison would be off;
+only a model that cannot read the turn goes to the one configured for it, router/reroute.py),
 and each answer (or failure) gets its ledger row, as a router_call would. A failed model is an answer
 with an ``error``; the call fails only when every model failed. The judge, with at least two answers,
 gets the question and the answers under letters; the verdict never repeats them.
@@ -220,10 +221,10 @@ async def _admit(run: _Run, models: Sequence[_Asked], judge: _Asked | None) -> N
         if asked.choice is None:
             continue
         try:
-            asked.planned = await plan(asked.call, asked.choice, run.settings)
+            asked.planned = await plan(asked.call, asked.choice, run.settings, reroute=True)
         except ColibriError:
             continue  # refused before sending: it costs nothing
-        costs.append((asked.name, worst_case(asked.choice, asked.planned.request)))
+        costs.append((asked.name, worst_case(asked.planned.choice, asked.planned.request)))  # rerouted: its model
         answers_tokens += asked.planned.request.max_tokens
     if judge is not None and judge.choice is not None:
         # The judge's input holds every answer, each at most max_tokens long: its request is priced
@@ -263,7 +264,12 @@ async def _ask(run: _Run, asked: _Asked) -> None:
         if remaining <= 0:
             raise DeadlineError("the call's deadline passed before this model was asked").about(None, asked.name)
         call = asked.call.with_options(timeout_s=remaining)
-        routed = await route(call, client=run.client, settings=run.settings, planned=asked.planned)
+        # Each model as a router_call without a fallback of the caller's: one that cannot read the turn
+        # goes to the configured model that can, and its answer's warnings say so. The judge is asked
+        # as named: a verdict has no warnings to say otherwise.
+        routed = await route(
+            call, client=run.client, settings=run.settings, planned=asked.planned, reroute=not asked.judging
+        )
         asked.outcome = routed.result
     except ColibriError as error:
         asked.outcome = error.about(None, asked.name)

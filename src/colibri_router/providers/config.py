@@ -19,6 +19,11 @@ naming the file, the entry and the problem: every call fails with it until the f
 
     [fallback]
     models = ["gpt-mini", "sonnet"]      # tried in order when a call fails in a way another model may not
+
+    [routing]                            # where a turn goes when the model it names cannot read it
+    vision = "gemini-flash"              # images, for a model that reads none (COLIBRI_VISION_MODEL wins)
+    documents = "sonnet"                 # PDFs, for a model that would get only their text
+    long_context = "gemini-pro"          # a conversation over the model's context window
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ from colibri_router.providers.spec import WIRE_NAMES, HostQuirks, ProviderSpec, 
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PROVIDER_KEYS = frozenset({"wire", "base_url", "api_key_env", "default_model", "models", "headers", "tools"})
+ROUTING_KEYS = ("vision", "documents", "long_context")
+_TABLES = ("providers", "aliases", "fallback", "routing")
 
 
 @dataclass(frozen=True, slots=True, eq=False)  # compared and hashed by identity: one per parse
@@ -47,6 +54,7 @@ class ConfigFile:
     providers: tuple[ProviderSpec, ...] = ()
     aliases: Mapping[str, str] = field(default_factory=dict)
     fallback: tuple[str, ...] = ()
+    routing: Mapping[str, str] = field(default_factory=dict)  # [routing]: key (ROUTING_KEYS) → model name
 
 
 NO_CONFIG = ConfigFile(path=None)
@@ -108,17 +116,19 @@ def _parse(path: str, _mtime_ns: int, _size: int, builtin_names: frozenset[str])
         raise ConfigError(f"config file {path!r} cannot be read: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path!r} is not valid TOML: {exc}") from exc
-    unknown = sorted(set(document) - {"providers", "aliases", "fallback"})
+    unknown = sorted(set(document) - set(_TABLES))
     if unknown:
-        raise ConfigError(
-            f"config file {path!r}: unknown table(s) {', '.join(unknown)} (known: providers, aliases, fallback)"
-        )
+        raise ConfigError(f"config file {path!r}: unknown table(s) {', '.join(unknown)} (known: {', '.join(_TABLES)})")
     tables = document.get("providers", {})
     if not isinstance(tables, dict):
         raise ConfigError(f"config file {path!r}: `providers` must be a table of [providers.<name>] tables")
     providers = tuple(_provider(path, name, entry, builtin_names) for name, entry in tables.items())
     return ConfigFile(
-        path=path, providers=providers, aliases=_aliases(path, document), fallback=_fallback(path, document)
+        path=path,
+        providers=providers,
+        aliases=_aliases(path, document),
+        fallback=_fallback(path, document),
+        routing=_routing(path, document),
     )
 
 
@@ -137,6 +147,15 @@ def _fallback(path: str, document: Mapping[str, Any]) -> tuple[str, ...]:
     if not all(isinstance(m, str) and m for m in models):
         raise ConfigError(f"config file {path!r}, [fallback]: models must be non-empty strings")
     return tuple(models)
+
+
+def _routing(path: str, document: Mapping[str, Any]) -> dict[str, str]:
+    table = document.get("routing", {})
+    if not isinstance(table, dict) or set(table) - set(ROUTING_KEYS):
+        raise ConfigError(f"config file {path!r}, [routing]: known keys are {', '.join(ROUTING_KEYS)}")
+    if not all(isinstance(model, str) and model for model in table.values()):
+        raise ConfigError(f'config file {path!r}, [routing]: each entry must be `<key> = "<model>"`')
+    return dict(table)
 
 
 def _provider(path: str, name: str, entry: object, builtin_names: frozenset[str]) -> ProviderSpec:

@@ -53,6 +53,7 @@ class Registry:
     providers: Mapping[str, ProviderSpec]
     aliases: Mapping[str, str] = field(default_factory=lambda: BUILTIN_ALIASES)
     fallback: tuple[str, ...] = ()  # the config file's default fallback chain
+    routing: Mapping[str, str] = field(default_factory=dict)  # the config file's [routing]
 
     def get(self, name: str) -> ProviderSpec:
         spec = self.providers.get(name)
@@ -150,6 +151,7 @@ def _merged(config: ConfigFile) -> Registry:
         providers=MappingProxyType({**BUILTIN, **{spec.name: spec for spec in config.providers}}),
         aliases=MappingProxyType({**BUILTIN_ALIASES, **config.aliases}),
         fallback=config.fallback,
+        routing=MappingProxyType(dict(config.routing)),
     )
 
 

@@ -38,6 +38,7 @@ from colibri_router.router.attachments import check_context, files_read_of
 from colibri_router.router.call import Call, Outcome
 from colibri_router.router.fit import MediaUnreadable, fit_media, has_media
 from colibri_router.router.pipeline import DEFAULT_MAX_TOKENS
+from colibri_router.router.reroute import reroute as _reroute
 from colibri_router.router.runners import Ran, Run, runner_for, with_neutral_ids
 from colibri_router.schema import AssistantMessage, Attempt, RouterCallResult, ToolCallOut
 from colibri_router.settings import Settings, load_settings
@@ -87,9 +88,12 @@ class Plan:
     warnings: tuple[str, ...]
 
 
-async def plan(call: Call, choice: Choice, settings: Settings) -> Plan:
+async def plan(call: Call, choice: Choice, settings: Settings, *, reroute: bool | None = None) -> Plan:
     """The request ``call`` becomes for ``choice``: what a service prices before the call, and (handed
-    back to :func:`route` as ``planned``) what is then sent. Raises what would refuse it unsent."""
+    back to :func:`route` as ``planned``) what is then sent. Raises what would refuse it unsent.
+    ``reroute`` as for :func:`route`: the plan is then for the model the call goes to instead."""
+    if _reroutes(call, reroute):
+        choice, _ = _rerouted(call, choice, load_registry(), settings)  # route says why, once
     request, warnings = await _request_for(call, choice, settings)
     return Plan(choice, request, tuple(warnings))
 
@@ -120,11 +124,14 @@ async def route(
     admit: Admit | None = None,
     settings: Settings | None = None,
     planned: Plan | None = None,
+    reroute: bool | None = None,
 ) -> Outcome:
     """One router_call: the requested model, then each fallback in turn while failures allow it, all
     within the call's one deadline. Raised errors carry ``attempts`` (one entry per model tried).
     ``planned``: the :func:`plan` the caller made (and priced) for one of the models, sent as it is
-    when that model is tried."""
+    when that model is tried. ``reroute``: whether the model asked for goes to a configured one when it
+    cannot read the turn (:mod:`colibri_router.router.reroute`); None: when the call names no
+    ``fallback``."""
     settings = settings or load_settings()  # the caller's reading of this call's settings, if it made one
     options = call.options
     registry = load_registry()
@@ -137,6 +144,7 @@ async def route(
     check_chain(choices)  # a team member's policy: every model of the chain, before anything is sent
     attempts: list[Attempt] = []
     skipped: list[str] = []  # models of the chain that cannot read the call's media
+    rerouted: list[str] = []  # the model asked for, swapped for one that can read the turn
     for position, ((_, model), chosen) in enumerate(zip(candidates, choices, strict=True)):
         started = time.monotonic()
         choice: Choice | None = None
@@ -144,8 +152,12 @@ async def route(
             if isinstance(chosen, ColibriError):
                 raise chosen
             choice = chosen
+            if position == 0 and _reroutes(call, reroute):
+                choice, rerouted = _rerouted(call, choice, registry, settings)
             outcome = await _attempt(routing, choice)
         except ColibriError as error:
+            if rerouted and position == 0:
+                error.message += f" ({'; '.join(rerouted)})"  # why a model the caller did not name failed
             if choice is not None:
                 error.about(choice.provider.name, choice.model)
                 if error.kind == "MODEL_NOT_FOUND":
@@ -161,10 +173,18 @@ async def route(
             continue
         attempts.append(_attempt_entry(choice, model, "ok", None, started))
         result = outcome.result
-        return replace(
-            outcome, result=result.model_copy(update={"attempts": attempts, "warnings": [*skipped, *result.warnings]})
-        )
+        warnings = [*rerouted, *skipped, *result.warnings]
+        return replace(outcome, result=result.model_copy(update={"attempts": attempts, "warnings": warnings}))
     raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _reroutes(call: Call, reroute: bool | None) -> bool:
+    return call.options.fallback is None if reroute is None else reroute
+
+
+def _rerouted(call: Call, choice: Choice, registry: Registry, settings: Settings) -> tuple[Choice, list[str]]:
+    """The model the call goes to instead of ``choice`` when ``choice`` cannot read it, and why."""
+    return _reroute(call.messages(), choice, registry, settings, lambda: build_request(call, choice.model)[0])
 
 
 def _choose_all(

@@ -53,9 +53,11 @@ def check_context(reading: Reading | None, choice: Choice, request: CompletionRe
         return
     largest = sorted(reading.files, key=lambda f: f.tokens_estimated, reverse=True)[:LARGEST_NAMED]
     named = ", ".join(f"{f.path} ~{f.tokens_estimated}" for f in largest)
+    # Over the model's own window, a model with a larger one may take it (router/reroute.py).
+    larger = "" if settings.context_max_tokens is not None else ", or set COLIBRI_LONG_CONTEXT_MODEL"
     raise InvalidRequestError(
         f"the call with its files is about {tokens} tokens, over the limit of {limit} ({source}); largest "
-        f"files: {named}. Send fewer files or narrower globs; nothing was sent"
+        f"files: {named}. Send fewer files or narrower globs{larger}; nothing was sent"
     )
 
 

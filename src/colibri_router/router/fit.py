@@ -118,12 +118,14 @@ class _Fitter:
         except PdfUnreadable as error:  # a model that reads PDFs natively may take it as it is
             raise MediaUnreadable(
                 f"{self.model} cannot read PDFs, and {name} could not be read here to send its text ({error}); "
-                "send it to a model that reads PDFs natively (Claude, Gemini, GPT-4o and later)"
+                "send it to a model that reads PDFs natively (Claude, Gemini, GPT-4o and later), e.g. by setting "
+                "COLIBRI_DOCUMENTS_MODEL"
             ) from None
         if not any(pages):
             raise MediaUnreadable(
                 f"{name} holds no text (its pages are images) and {self.model} cannot read PDFs; send it to a "
-                "model that reads PDFs natively (Claude, Gemini, GPT-4o and later)"
+                "model that reads PDFs natively (Claude, Gemini, GPT-4o and later), e.g. by setting "
+                "COLIBRI_DOCUMENTS_MODEL"
             )
         self.warnings.append(f"{self.model} cannot read PDFs natively: sent the text of {name}, extracted locally")
         return Text(f"\n{document_text(name, pages)}\n")
