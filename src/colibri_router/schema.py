@@ -234,6 +234,10 @@ class RouterCallInput(BaseModel):
         max_length=64,
         description="Paths, globs or directories read on the server, into the last user turn (text line-numbered).",
     )
+    response_schema: dict[str, Any] | None = Field(None, description="JSON Schema the answer must match.")
+    response_schema_name: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9_-]{1,64}$", description="The schema's name (default answer)."
+    )
     # Set once `files` were read into the conversation (then `files` is None): what they added, for
     # the limits checked per model and for the result. Not part of the input a host sends.
     _reading: Any = PrivateAttr(default=None)
@@ -247,6 +251,15 @@ class RouterCallInput(BaseModel):
         expanded = self.model_copy(update={"messages": messages, "prompt": None, "files": None})
         expanded._reading = reading
         return expanded
+
+    @field_validator("response_schema")
+    @classmethod
+    def _a_json_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            from colibri_router.structured.validate import check_schema  # jsonschema loads only when used
+
+            check_schema(schema)
+        return schema
 
     @model_validator(mode="after")
     def _prompt_or_messages(self) -> RouterCallInput:
@@ -284,6 +297,11 @@ class Attempt(BaseModel):
     latency_ms: int
 
 
+def _absent_not_null(schema: JsonDict) -> None:
+    """A field dumped without its null: the schema names no default."""
+    schema.pop("default", None)
+
+
 class ErrorDetail(BaseModel):
     code: str
     kind: str
@@ -293,11 +311,12 @@ class ErrorDetail(BaseModel):
     status: int | None
     retryable: bool = Field(description="Whether a later identical call can succeed.")
     retry_after_s: float | None
-
-
-def _absent_not_null(schema: JsonDict) -> None:
-    """A field dumped without its null: the schema names no default."""
-    schema.pop("default", None)
+    details: dict[str, Any] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=lambda details: details is None,
+        description="What the failure kept (INVALID_OUTPUT: `raw`, the answer's text).",
+        json_schema_extra=_absent_not_null,
+    )
 
 
 # What every tool returns for a failure (the structuredContent of an isError result): each tool's
@@ -362,6 +381,11 @@ class RouterCallResult(BaseModel):
     thread_id: str | None = Field(default=None, description="The thread this call continued; null for stateless calls.")
     files_read: list[FileReadOut] | None = Field(
         default=None, exclude_if=lambda files: files is None, description="What `files` sent; only with `files`."
+    )
+    parsed: Any = Field(
+        default=None,
+        exclude_if=lambda parsed: parsed is None,
+        description="The answer as JSON valid for `response_schema`; only with it.",
     )
     # Not part of the result a host reads: how the router repaired the model's tool calling, as data,
     # for in-process callers (agent tests score it).

@@ -35,6 +35,8 @@ from colibri_router.router.pipeline import DEFAULT_MAX_TOKENS
 from colibri_router.router.runners import Ran, Run, runner_for, with_neutral_ids
 from colibri_router.schema import AssistantMessage, Attempt, RouterCallInput, RouterCallResult, ToolCallOut
 from colibri_router.settings import Settings, load_settings
+from colibri_router.structured import with_output
+from colibri_router.structured.repair import rerun_on, settle
 
 __all__ = ["Admit", "Plan", "build_request", "plan", "route", "tools_named_in", "with_neutral_ids"]
 
@@ -53,6 +55,7 @@ FALLBACK_KINDS = frozenset(
         "TIMEOUT",
         "MODEL_NOT_FOUND",
         "CONTEXT_LENGTH",
+        "INVALID_OUTPUT",  # after its repair turn: another model may answer in the shape
     }
 )
 
@@ -94,6 +97,16 @@ async def _request_for(
     """The attempt's request: the caller's plan when it is for this model, else one made now."""
     if planned is not None and planned.choice == choice:
         return planned.request, list(planned.warnings)
+    request, warnings = await _built(args, choice, settings)
+    if args.response_schema is not None:  # the answer's shape, in the form this model supports
+        request, output_warnings = with_output(
+            request, args.response_schema, args.response_schema_name, choice.provider
+        )
+        warnings.extend(output_warnings)
+    return request, warnings
+
+
+async def _built(args: RouterCallInput, choice: Choice, settings: Settings) -> tuple[CompletionRequest, list[str]]:
     provider = choice.provider
     if provider.subscription:
         request, warnings = build_request(args, choice.model, tools_allowed=False)
@@ -192,6 +205,11 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
             else f"provider {provider.name!r} takes no tools (its config entry says tools = false)"
         )
     answer = await _answer(call, choice)
+    settled = None
+    if args.response_schema is not None and answer.request.output is not None:
+        rerun = rerun_on(choice, call.settings, call.deadline, call.notify, call.client)
+        settled = await settle(answer.request, answer.ran, args.response_schema, choice, rerun)
+        answer = _Answer(answer.request, settled.ran, answer.warnings)
     turn, request, ran = answer.ran.turn, answer.request, answer.ran
     calls = turn.tool_calls()
     usage = turn.usage
@@ -217,6 +235,7 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         attempts=[],
         thread_id=None,
         files_read=files_read(args),
+        parsed=settled.parsed if settled is not None else None,
     )
     result.set_repairs(turn.repairs)
     if not calls and any(getattr(part, "state", None) is not None for part in turn.parts):
