@@ -6,6 +6,7 @@ the shape MCP hosts already speak.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -184,15 +185,15 @@ class RouterCallInput(BaseModel):
         None,
         min_length=1,
         description=(
-            "The conversation (Anthropic Messages shape), ending with a user turn. Tool loop: append the "
-            "last result's `message`, then a user turn of tool_result blocks."
+            "Conversation (Anthropic Messages shape) ending with a user turn. Tool loop: append the "
+            "result's `message`, then a user turn of tool_result blocks."
         ),
     )
     provider: str | None = Field(
         None,
         min_length=1,
         description=(
-            "Which service answers; absent: the one `model` names (`<provider>:<model>`, claude-*, gpt-*...), "
+            "Which service answers; absent: the one `model` names (`<provider>:<model>`, claude-*...), "
             "else COLIBRI_DEFAULT_PROVIDER."
         ),
     )
@@ -202,7 +203,7 @@ class RouterCallInput(BaseModel):
     system_prompt: str | None = Field(None, description="System instructions for the model.")
     max_tokens: int | None = Field(None, ge=1, description="Max output tokens (default 1024).")
     temperature: float | None = Field(
-        None, ge=0, le=2, description="Sampling temperature; clamped to the provider's range (0-1)."
+        None, ge=0, le=2, description="Sampling temperature, clamped to the provider's range."
     )
     tools: list[ToolDefinition] | None = Field(None, description="Tools the model may call (Anthropic shape).")
     tool_choice: Literal["auto", "none", "required"] | NamedToolChoice | None = Field(
@@ -218,10 +219,10 @@ class RouterCallInput(BaseModel):
     thread_id: str | None = Field(
         None,
         min_length=1,
-        description='"new" starts a stored thread; an id continues one. With a thread, send only the new turns.',
+        description='"new" starts a stored thread, an id continues one (then send only the new turns).',
     )
     max_cost_usd: float | None = Field(
-        None, ge=0, description="Refuse the call (nothing sent) when its worst-case cost is above this."
+        None, ge=0, description="Refuse the call (nothing sent) if its worst-case cost is above this."
     )
     fallback: list[Annotated[str, Field(min_length=1)]] | None = Field(
         None,
@@ -232,12 +233,10 @@ class RouterCallInput(BaseModel):
         None,
         min_length=1,
         max_length=64,
-        description="Paths, globs or directories read on the server, into the last user turn (text line-numbered).",
+        description="Paths, globs or directories read on the server into the last user turn.",
     )
     response_schema: dict[str, Any] | None = Field(None, description="JSON Schema the answer must match.")
-    response_schema_name: str | None = Field(
-        None, pattern=r"^[A-Za-z0-9_-]{1,64}$", description="The schema's name (default answer)."
-    )
+    response_schema_name: str | None = Field(None, description="Its name (default answer).")
     # Set once `files` were read into the conversation (then `files` is None): what they added, for
     # the limits checked per model and for the result. Not part of the input a host sends.
     _reading: Any = PrivateAttr(default=None)
@@ -251,6 +250,14 @@ class RouterCallInput(BaseModel):
         expanded = self.model_copy(update={"messages": messages, "prompt": None, "files": None})
         expanded._reading = reading
         return expanded
+
+    @field_validator("response_schema_name")
+    @classmethod
+    def _a_name(cls, name: str | None) -> str | None:
+        # Checked here, not as a schema pattern: every byte of router_call's schema counts for hosts.
+        if name is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
+            raise ValueError("1-64 letters, digits, _ or -")
+        return name
 
     @field_validator("response_schema")
     @classmethod
