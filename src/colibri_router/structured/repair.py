@@ -71,7 +71,7 @@ async def settle(
         return Settled(replace(ran, turn=turn), verdict.value, True)
     again = await rerun(_repair_request(request, ran.turn, output, verdict))
     both = _both(ran, again)
-    turn, text = _answer(again.turn, output, choice)
+    turn, text = _answer(both.turn, output, choice)
     if turn is None:
         return Settled(both)
     verdict = judge(text, schema)
