@@ -39,9 +39,9 @@ from .openai_wire import (
     openai_sse_events,
     openai_text,
 )
-from .structured_rules import openai_response_format_problems
 from .replies import ErrorReply, MessageReply, sse_frame
 from .routes import Problem, RecordedRequest, Route, has_bearer, last_user_text, token_estimate
+from .structured_rules import openai_response_format_problems
 
 Rule = Callable[[Mapping[str, Any]], list[Problem]]
 

@@ -93,8 +93,7 @@ def fake(fake_upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch) -> FakeUp
 
 
 async def ask(provider: str, schema: dict[str, Any] = CLASSIFY, **args: Any) -> Any:
-    model = PROVIDERS[provider][1]
-    call = {"prompt": PROMPT, "provider": provider, "model": model, "response_schema": schema, **args}
+    call = {"prompt": PROMPT, "provider": provider, "model": PROVIDERS[provider][1], "response_schema": schema, **args}
     return await route(RouterCallInput.model_validate(call))
 
 
@@ -140,3 +139,119 @@ async def test_two_invalid_answers_are_invalid_output(fake: FakeUpstream, provid
     assert "$: 'category' is a required property" in error.message
     assert error.details is not None and json.loads(error.details["raw"]) == {"urgent": "yes"}
     assert len(bodies(fake, provider)) == 2  # one repair turn, no more
+
+
+NESTED = {
+    "type": "object",
+    "$defs": {"Item": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}}},
+    "properties": {
+        "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+        "status": {"enum": ["open", "closed"]},
+        "owner": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {"id": {"type": "integer"}}}]},
+        "note": {"type": "string", "maxLength": 20},
+    },
+    "required": ["items", "status"],
+}
+
+
+async def test_nested_defs_any_of_and_optionals_go_strict_to_openai_and_come_back_as_the_caller_wrote(
+    fake: FakeUpstream,
+) -> None:
+    answer = {"items": [{"sku": "A1", "qty": None}], "status": "open", "owner": {"id": 7}, "note": None}
+    fake.route("openai").enqueue(openai_text(json.dumps(answer), model="gpt-4.1"))
+    result = await ask("openai", NESTED)
+    assert fake.violations == []
+    assert result.parsed == {"items": [{"sku": "A1"}], "status": "open", "owner": {"id": 7}}
+    [body] = bodies(fake, "openai")
+    sent = body["response_format"]["json_schema"]
+    assert sent["strict"] is True and sent["name"] == "answer"
+    assert sent["schema"]["required"] == ["items", "status", "owner", "note"]
+    assert any("maxLength" in warning for warning in result.warnings)
+    assert "maxLength" in json.dumps(body["messages"])  # moved into the prompt
+
+
+async def test_json_mode_hosts_get_the_schema_in_a_prompt_that_says_json(fake: FakeUpstream) -> None:
+    fake.route("deepseek").enqueue(openai_text('{"category": "bug"}', model="deepseek-chat"))
+    result = await ask("deepseek", response_schema_name="ticket")
+    assert result.parsed == {"category": "bug"}
+    [body] = bodies(fake, "deepseek")
+    assert body["response_format"] == {"type": "json_object"}
+    assert (
+        body["messages"][0]["role"] == "system" and '"enum":["billing","bug","other"]' in body["messages"][0]["content"]
+    )
+
+
+async def test_a_refusal_is_content_filtered(fake: FakeUpstream) -> None:
+    fake.route("anthropic").enqueue(anthropic_text("I can't help with that.", stop_reason="refusal"))
+    with pytest.raises(ColibriError) as caught:
+        await ask("claude")
+    assert caught.value.kind == "CONTENT_FILTERED" and "can't help" in caught.value.message
+    fake.route("openai").enqueue(openai_text("", model="gpt-4.1", finish_reason="content_filter"))
+    with pytest.raises(ColibriError) as caught:
+        await ask("openai")
+    assert caught.value.kind == "CONTENT_FILTERED"
+    assert len(bodies(fake, "openai")) == 1  # no repair turn for a refusal
+
+
+async def test_invalid_output_moves_the_chain_to_the_next_model(fake: FakeUpstream) -> None:
+    fake.route("openai").enqueue(openai_text("nope", model="gpt-4.1"), openai_text("still nope", model="gpt-4.1"))
+    fake.route("anthropic").enqueue(anthropic_text('{"category": "billing"}'))
+    result = await ask("openai", fallback=["claude-sonnet-4-5"])
+    assert result.provider == "claude" and result.parsed == {"category": "billing"}
+    assert [(a.provider, a.kind) for a in result.attempts] == [("openai", "INVALID_OUTPUT"), ("claude", None)]
+    [claude_body] = bodies(fake, "claude")
+    assert "output_config" in claude_body  # each model gets its own form
+
+
+TOOLS = [{"name": "lookup", "description": "Find an order", "input_schema": {"type": "object"}}]
+
+
+async def test_tools_and_a_schema_where_the_wire_allows_it(fake: FakeUpstream) -> None:
+    from fake_upstream import openai_call_id, openai_tool_calls
+
+    fake.route("openai").enqueue(openai_tool_calls([(openai_call_id(), "lookup", "{}")]))
+    result = await ask("openai", tools=TOOLS)
+    assert fake.violations == []
+    assert [call.name for call in result.tool_calls] == ["lookup"] and result.parsed is None
+    [body] = bodies(fake, "openai")
+    assert "response_format" in body and body["tools"][0]["function"]["name"] == "lookup"
+
+
+@pytest.mark.parametrize(
+    ("provider", "model"),
+    [("gemini", "gemini-2.5-flash"), ("cohere", "command-a-03-2025"), ("kimi-anthropic", "kimi-k2.6")],
+)
+async def test_tools_and_a_schema_where_the_wire_does_not_are_refused_naming_the_model(
+    fake: FakeUpstream, provider: str, model: str
+) -> None:
+    with pytest.raises(ColibriError) as caught:
+        await ask(provider, tools=TOOLS, model=model)
+    assert caught.value.kind == "INVALID_REQUEST" and model in caught.value.message
+    assert bodies(fake, provider) == []  # nothing sent
+
+
+async def test_gemini_3_takes_tools_and_a_schema_together(fake: FakeUpstream) -> None:
+    fake.route("gemini").enqueue(gemini_text('{"category": "other"}'))
+    result = await ask("gemini", tools=TOOLS)
+    assert fake.violations == [] and result.parsed == {"category": "other"}
+
+
+async def test_streaming_progress_as_today_and_parsed_at_the_end(fake: FakeUpstream) -> None:
+    seen: list[str | None] = []
+
+    async def notify(progress: float, message: str | None) -> None:
+        seen.append(message)
+
+    fake.route("openai").enqueue(openai_text('{"category": "bug", "urgent": false}', model="gpt-4.1"))
+    call = {"prompt": PROMPT, "model": "gpt-4.1", "response_schema": CLASSIFY}
+    result = await route(RouterCallInput.model_validate(call), notify=notify)
+    assert seen and result.parsed == {"category": "bug", "urgent": False}
+
+
+def test_a_schema_that_is_not_one_is_refused_before_anything_is_sent() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="not a valid JSON Schema"):
+        RouterCallInput.model_validate({"prompt": "x", "response_schema": {"type": "objekt"}})
+    with pytest.raises(ValidationError, match="1-64 letters"):
+        RouterCallInput.model_validate({"prompt": "x", "response_schema": CLASSIFY, "response_schema_name": "a b"})
