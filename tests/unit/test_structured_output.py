@@ -255,3 +255,58 @@ def test_a_schema_that_is_not_one_is_refused_before_anything_is_sent() -> None:
         RouterCallInput.model_validate({"prompt": "x", "response_schema": {"type": "objekt"}})
     with pytest.raises(ValidationError, match="1-64 letters"):
         RouterCallInput.model_validate({"prompt": "x", "response_schema": CLASSIFY, "response_schema_name": "a b"})
+
+
+VERDICT = {
+    "type": "object",
+    "properties": {"best": {"enum": ["A", "B"]}, "agreement": {"type": "number"}},
+    "required": ["best"],
+}
+
+
+async def test_ask_many_parses_each_answer_and_the_judges_verdict(fake: FakeUpstream) -> None:
+    from colibri_router.ask_many.schema import RouterAskManyInput
+    from colibri_router.ask_many.service import ask_many
+
+    fake.route("openai").enqueue(openai_text('{"category": "billing"}', model="gpt-4.1"))
+    fake.route("deepseek").enqueue(openai_text('{"category": "bugs"}', model="deepseek-chat"))
+    fake.route("deepseek").enqueue(openai_text('{"category": "bug"}', model="deepseek-chat"))
+    fake.route("anthropic").enqueue(anthropic_text('{"best": "A"}'))
+    args = {
+        "prompt": PROMPT,
+        "models": ["gpt-4.1", "deepseek-chat"],
+        "response_schema": CLASSIFY,
+        "judge": "claude-sonnet-4-5",
+        "judge_schema": VERDICT,
+    }
+    result = await ask_many(RouterAskManyInput.model_validate(args))
+    assert fake.violations == []
+    assert [answer.parsed for answer in result.answers] == [{"category": "billing"}, {"category": "bug"}]
+    assert result.verdict is not None and result.verdict.parsed == {"best": "A"}
+    [judge_body] = bodies(fake, "claude")
+    assert judge_body["output_config"]["format"]["schema"]["required"] == ["best", "agreement"]
+
+
+async def test_ask_many_reports_invalid_output_per_model(fake: FakeUpstream) -> None:
+    from colibri_router.ask_many.schema import RouterAskManyInput
+    from colibri_router.ask_many.service import ask_many
+
+    fake.route("openai").enqueue(openai_text('{"category": "billing"}', model="gpt-4.1"))
+    fake.route("deepseek").enqueue(openai_text("no", model="deepseek-chat"), openai_text("no", model="deepseek-chat"))
+    args = {"prompt": PROMPT, "models": ["gpt-4.1", "deepseek-chat"], "response_schema": CLASSIFY}
+    result = await ask_many(RouterAskManyInput.model_validate(args))
+    failed = result.answers[1].error
+    assert failed is not None and failed.code == "INVALID_OUTPUT" and failed.details == {"raw": "no"}
+
+
+def test_a_judge_schema_needs_a_judge_and_must_be_a_schema() -> None:
+    from pydantic import ValidationError
+
+    from colibri_router.ask_many.schema import RouterAskManyInput
+
+    with pytest.raises(ValidationError, match="give `judge` too"):
+        RouterAskManyInput.model_validate({"prompt": "x", "models": ["a", "b"], "judge_schema": VERDICT})
+    with pytest.raises(ValidationError, match="not a valid JSON Schema"):
+        RouterAskManyInput.model_validate(
+            {"prompt": "x", "models": ["a", "b"], "judge": "c", "judge_schema": {"type": 3}}
+        )
