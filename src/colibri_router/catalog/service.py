@@ -32,8 +32,8 @@ from colibri_router.providers import (
 )
 from colibri_router.providers.structured import WIRE_FORMS
 from colibri_router.session import current_session
-from colibri_router.structured import support_for
 from colibri_router.settings import load_settings
+from colibri_router.structured import support_for
 from colibri_router.wires import codec_for
 
 MAX_SUGGESTIONS = 3
