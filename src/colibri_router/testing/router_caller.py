@@ -81,6 +81,7 @@ def step_of(result: RouterCallResult) -> ModelStep:
         latency_ms=result.latency_ms,
         warnings=result.warnings,
         repairs=[cast(Repair, repair) for repair in result.repairs],
+        parsed=result.parsed,
     )
 
 
