@@ -321,7 +321,7 @@ class ErrorDetail(BaseModel):
     details: dict[str, Any] | SkipJsonSchema[None] = Field(
         default=None,
         exclude_if=lambda details: details is None,
-        description="What the failure kept (INVALID_OUTPUT: `raw`, the answer's text).",
+        description="INVALID_OUTPUT: `raw`.",
         json_schema_extra=_absent_not_null,
     )
 

@@ -127,7 +127,7 @@ class Failure(_Sparse):
     status: int | None = None
     retryable: bool = Field(description="Whether a later identical call can succeed.")
     retry_after_s: float | None = None
-    details: dict[str, Any] | None = Field(default=None, description="INVALID_OUTPUT: `raw`, the answer's text.")
+    details: dict[str, Any] | None = None
 
 
 class Answer(_Sparse):
@@ -147,7 +147,7 @@ class Answer(_Sparse):
     cost_usd: float | None = Field(default=None, description="Absent: no price known, or failed.")
     latency_ms: int
     warnings: list[str] | None = None
-    parsed: Any = Field(default=None, description="With response_schema: the answer as JSON valid for it.")
+    parsed: Any = None
     error: Failure | None = None
 
 
@@ -159,7 +159,7 @@ class Verdict(_Sparse):
     )
     cost_usd: float | None = None
     labels: dict[str, str] = Field(description="Label → the model it stands for, as given in `models`.")
-    parsed: Any = Field(default=None, description="With judge_schema: the verdict as JSON valid for it.")
+    parsed: Any = None
     error: Failure | None = None
 
 

@@ -59,7 +59,7 @@ class StepRecord(BaseModel):
     latency_ms: int = 0
     warnings: list[str] = Field(default_factory=list)
     repairs: list[Repair] = Field(default_factory=list)
-    parsed: Any = Field(default=None, description="With response_schema in params: the answer as JSON.")
+    parsed: Any = None
 
 
 class RunError(BaseModel):
