@@ -310,3 +310,19 @@ def test_a_judge_schema_needs_a_judge_and_must_be_a_schema() -> None:
         RouterAskManyInput.model_validate(
             {"prompt": "x", "models": ["a", "b"], "judge": "c", "judge_schema": {"type": 3}}
         )
+
+
+async def test_openais_refusal_field_is_content_filtered_with_its_text(fake: FakeUpstream) -> None:
+    from fake_upstream import raw_stream
+
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "model": "gpt-4.1"}
+    events = [
+        json.dumps({**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "refusal": "I can't "}}]}),
+        json.dumps({**chunk, "choices": [{"index": 0, "delta": {"refusal": "classify that."}}]}),
+        json.dumps({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        "[DONE]",
+    ]
+    fake.route("openai").enqueue(raw_stream(events))
+    with pytest.raises(ColibriError) as caught:
+        await ask("openai")
+    assert caught.value.kind == "CONTENT_FILTERED" and "I can't classify that." in caught.value.message
