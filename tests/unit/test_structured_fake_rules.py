@@ -4,7 +4,6 @@ pass only when its requests are right (issue 35, Tests)."""
 from __future__ import annotations
 
 from fake_upstream import validate_anthropic_request, validate_gemini_request, validate_openai_request
-
 from fake_upstream.structured_rules import ANTHROPIC_BETA, cohere_output_problems
 
 OPTIONAL = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a"]}
