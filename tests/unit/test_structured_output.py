@@ -326,3 +326,26 @@ async def test_openais_refusal_field_is_content_filtered_with_its_text(fake: Fak
     with pytest.raises(ColibriError) as caught:
         await ask("openai")
     assert caught.value.kind == "CONTENT_FILTERED" and "I can't classify that." in caught.value.message
+
+
+async def test_the_ledger_counts_both_turns_of_an_answer_that_never_matched(fake: FakeUpstream) -> None:
+    from colibri_router.call.service import serve
+    from colibri_router.settings import load_settings
+    from colibri_router.store import shared_store
+
+    fake.route("openai").enqueue(openai_text("no", model="gpt-4.1"), openai_text("no again", model="gpt-4.1"))
+    call = {"prompt": PROMPT, "model": "gpt-4.1", "response_schema": CLASSIFY}
+    with pytest.raises(ColibriError):
+        await serve(RouterCallInput.model_validate(call))
+    store = shared_store(load_settings())
+    assert store is not None
+    failed = (await store.usage_report(None, "all", None)).total
+    assert (failed.calls, failed.errors, failed.input_tokens, failed.output_tokens) == (1, 1, 40, 20)
+    assert failed.cost_micro_usd > 0
+    fake.route("openai").enqueue(
+        openai_text("no", model="gpt-4.1"), openai_text('{"category": "bug"}', model="gpt-4.1")
+    )
+    result = await serve(RouterCallInput.model_validate(call))
+    assert result.parsed == {"category": "bug"}
+    both = (await store.usage_report(None, "all", None)).total
+    assert (both.calls, both.input_tokens, both.output_tokens) == (2, 80, 40)

@@ -136,9 +136,14 @@ class InvalidOutputError(ColibriError):
     code = "INVALID_OUTPUT"
     kind: Kind = "INVALID_OUTPUT"
 
-    def __init__(self, message: str, *, raw: str) -> None:
+    def __init__(
+        self, message: str, *, raw: str, tokens: tuple[int, int] = (0, 0), cost_usd: float | None = 0.0
+    ) -> None:
         super().__init__(message)
         self.details = {"raw": raw}
+        # What the two answers cost: the ledger row of the failed call still counts them.
+        self.tokens = tokens
+        self.cost_usd = cost_usd
 
 
 class ApiError(ColibriError):

@@ -77,8 +77,12 @@ async def settle(
     verdict = judge(text, schema)
     if verdict.ok:
         return Settled(replace(both, turn=turn), verdict.value, True)
+    usage = both.turn.usage
     raise InvalidOutputError(
-        f"the answer does not match response_schema after one repair turn: {verdict.errors[0]}", raw=text
+        f"the answer does not match response_schema after one repair turn: {verdict.errors[0]}",
+        raw=text,
+        tokens=(usage.prompt_tokens, usage.completion_tokens),
+        cost_usd=both.cost_usd,
     )
 
 
