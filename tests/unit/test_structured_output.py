@@ -349,3 +349,20 @@ async def test_the_ledger_counts_both_turns_of_an_answer_that_never_matched(fake
     assert result.parsed == {"category": "bug"}
     both = (await store.usage_report(None, "all", None)).total
     assert (both.calls, both.input_tokens, both.output_tokens) == (2, 80, 40)
+
+
+async def test_a_thread_stores_the_raw_text(fake: FakeUpstream) -> None:
+    from colibri_router.call.service import serve
+    from colibri_router.callers import local_principal
+    from colibri_router.settings import load_settings
+    from colibri_router.store import shared_store
+
+    raw = '{"category": "bug", "urgent": null}'
+    fake.route("openai").enqueue(openai_text(raw, model="gpt-4.1"))
+    call = {"prompt": PROMPT, "model": "gpt-4.1", "response_schema": CLASSIFY, "thread_id": "new"}
+    result = await serve(RouterCallInput.model_validate(call))
+    assert result.parsed == {"category": "bug"} and result.content == raw
+    store = shared_store(load_settings())
+    assert store is not None and result.thread_id is not None
+    stored = (await store.load_thread(result.thread_id, local_principal())).messages
+    assert stored[-1] == {"role": "assistant", "content": raw}
