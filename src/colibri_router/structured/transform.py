@@ -19,12 +19,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+from typing import TYPE_CHECKING, Any
 
 from colibri_router.providers.structured import StructuredSupport
+
+if TYPE_CHECKING:  # jsonschema loads with the first answer to check, not with the router
+    from jsonschema.protocols import Validator
 
 # Keywords whose value is one subschema, a list of them, or a name → subschema map.
 _ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames")
@@ -144,6 +144,8 @@ def _admits_null(schema: Any) -> bool:
 def restore(value: Any, schema: Mapping[str, Any]) -> Any:
     """``value`` without the nulls strict mode wrote for properties the caller's ``schema`` left optional
     and does not let be null. Anything else is left as it is, for validation to judge."""
+    from jsonschema.validators import validator_for
+
     root = dict(schema)
     validator = validator_for(root)(root)
     return _restore(value, root, root, validator, 0)

@@ -10,12 +10,12 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema.exceptions import SchemaError, ValidationError
-from jsonschema.validators import validator_for
+from typing import TYPE_CHECKING, Any
 
 from colibri_router.structured.transform import restore
+
+if TYPE_CHECKING:  # jsonschema loads with the first schema to check, not with the router
+    from jsonschema.exceptions import ValidationError
 
 MAX_ERRORS = 5  # named in a repair turn; the first one is the error's message
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.S | re.I)
@@ -37,6 +37,9 @@ class Verdict:
 def check_schema(schema: Mapping[str, Any]) -> None:
     """Refuse a schema that is not one, before anything is sent (a ValueError: input validation turns it
     into INVALID_REQUEST)."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
     try:
         validator_for(schema).check_schema(dict(schema))
     except SchemaError as error:
@@ -49,6 +52,8 @@ def judge(text: str, schema: Mapping[str, Any]) -> Verdict:
         value = parse_json(text)
     except ValueError as error:
         return Verdict(None, (f"$: the answer is not JSON ({error})",))
+    from jsonschema.validators import validator_for
+
     value = restore(value, schema)
     validator = validator_for(schema)(schema)
     found = sorted(validator.iter_errors(value), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
