@@ -30,7 +30,7 @@ from colibri_router.providers import (
     connect,
     load_registry,
 )
-from colibri_router.providers.structured import WIRE_FORMS
+from colibri_router.providers.wires import WIRE_FORMS
 from colibri_router.session import current_session
 from colibri_router.settings import load_settings
 from colibri_router.structured import support_for

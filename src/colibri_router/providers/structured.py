@@ -10,7 +10,8 @@ A form is how a request asks for an answer in a JSON Schema's shape:
 - ``tool``: one forced tool whose input schema is the schema; its arguments are the answer.
 
 Every form is validated on our side against the caller's original schema, whatever it promised.
-A host's entry (:attr:`ProviderSpec.structured`) overrides its wire's default; a model family's entry
+A host's entry (:attr:`ProviderSpec.structured`) overrides its wire's default (its record in
+:mod:`colibri_router.providers.wires`); a model family's entry
 (:data:`FAMILY_FORMS`, chosen by the model's last name segment on one wire) overrides both. Data
 only: the codecs render a form, the router never asks which provider it holds.
 """
@@ -175,19 +176,8 @@ COHERE_SCHEMA = StructuredSupport(
 )
 OLLAMA_SCHEMA = StructuredSupport("schema", "https://ollama.com/blog/structured-outputs (format: <JSON Schema>)")
 
-# Each native wire's default, for a host the registry says nothing more about (a config file's entry).
-WIRE_FORMS: Mapping[str, StructuredSupport] = MappingProxyType(
-    {
-        "openai": OPENAI_JSON_MODE,
-        "anthropic": ANTHROPIC_TOOL,
-        "gemini": GEMINI_SCHEMA,
-        "cohere": COHERE_SCHEMA,
-        "ollama": OLLAMA_SCHEMA,
-        # A command-line agent or the host's model: no request field at all, only the prompt.
-        "agent-cli": StructuredSupport("json_mode", "the schema in the prompt; the answer validated here"),
-        "sampling": StructuredSupport("json_mode", "the schema in the prompt; the answer validated here"),
-    }
-)
+# What a command-line agent or the host's model gets: no request field at all, only the prompt.
+PROMPT_ONLY = StructuredSupport("json_mode", "the schema in the prompt; the answer validated here")
 
 
 @dataclass(frozen=True, slots=True)

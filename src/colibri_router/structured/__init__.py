@@ -18,7 +18,8 @@ from colibri_router.conversation import CompletionRequest, OutputSpec, ToolChoic
 from colibri_router.errors import InvalidRequestError
 from colibri_router.providers.profiles import model_segment
 from colibri_router.providers.spec import ProviderSpec
-from colibri_router.providers.structured import WIRE_FORMS, StructuredSupport, family_form
+from colibri_router.providers.structured import StructuredSupport, family_form
+from colibri_router.providers.wires import WIRE_FORMS
 from colibri_router.structured.transform import prepare
 
 DEFAULT_NAME = "answer"
