@@ -150,3 +150,20 @@ def test_an_answer_in_a_code_fence_or_not_json() -> None:
     assert judge('```json\n{"a": 1}\n```', schema).value == {"a": 1}
     verdict = judge("I think a is one", schema)
     assert not verdict.ok and verdict.errors[0].startswith("$: the answer is not JSON")
+
+
+def test_the_docs_table_names_every_http_provider_with_its_registry_form() -> None:
+    """docs/structured-output.md's table starts each row with the form the registry gives the provider."""
+    from pathlib import Path
+
+    from colibri_router.providers import BUILTIN
+    from colibri_router.providers.wires import WIRE_FORMS
+
+    text = (Path(__file__).parents[2] / "docs" / "structured-output.md").read_text()
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| ")
+    }
+    http = [spec for spec in BUILTIN.values() if not spec.subscription]
+    assert len(http) == 16 and set(rows) >= {spec.name for spec in http}
+    for spec in http:
+        assert rows[spec.name].startswith((spec.structured or WIRE_FORMS[spec.wire]).label), spec.name
