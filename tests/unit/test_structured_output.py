@@ -366,3 +366,19 @@ async def test_a_thread_stores_the_raw_text(fake: FakeUpstream) -> None:
     assert store is not None and result.thread_id is not None
     stored = (await store.load_thread(result.thread_id, local_principal())).messages
     assert stored[-1] == {"role": "assistant", "content": raw}
+
+
+async def test_a_schema_strict_mode_cannot_send_goes_as_a_plain_schema_with_a_warning(fake: FakeUpstream) -> None:
+    tags = {"type": "array", "items": {"type": "string"}, "minItems": 1}
+    fake.route("openai").enqueue(openai_text('["billing", "refund"]', model="gpt-4.1"))
+    result = await ask("openai", tags)
+    assert fake.violations == [] and result.parsed == ["billing", "refund"]
+    [body] = bodies(fake, "openai")
+    assert "strict" not in body["response_format"]["json_schema"]
+    assert any("strict mode cannot send" in warning for warning in result.warnings)
+    open_meta = {"type": "object", "properties": {"meta": {"type": "object"}}, "required": ["meta"]}
+    fake.route("anthropic").enqueue(anthropic_tool_use([("toolu_01x", "answer", {"meta": {"k": 1}})]))
+    result = await ask("claude", open_meta)
+    assert fake.violations == [] and result.parsed == {"meta": {"k": 1}}
+    [claude_body] = bodies(fake, "claude")
+    assert claude_body["tool_choice"] == {"type": "tool", "name": "answer"} and "output_config" not in claude_body

@@ -52,8 +52,8 @@ def with_output(
     if form == "strict_schema" and not prepared.strict:
         form = support.open_objects
         warnings.append(
-            f"response_schema has an object without closed `properties`, which strict mode cannot send: "
-            f"sent as {'a forced tool' if form == 'tool' else 'a plain schema'}"
+            "strict mode cannot send this response_schema (an object without closed `properties`, or a root "
+            f"that is not an object): sent as {'a forced tool' if form == 'tool' else 'a plain schema'}"
         )
         prepared = prepare(schema, replace(support, form=form))
     instructions: list[str] = []

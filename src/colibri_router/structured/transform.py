@@ -6,8 +6,8 @@ removed and returned (the prompt then states them, and a warning names them). A 
 every object closed (``additionalProperties: false``), every property required, and each property the
 caller left optional made nullable, since strict decoding must produce every key; ``oneOf`` becomes
 ``anyOf`` (a superset: validation against the caller's schema still decides). An object a strict form
-cannot close (no ``properties``, or open ``additionalProperties``) makes strict impossible: the schema
-then goes as the form's non-strict variant.
+cannot close (no ``properties``, or open ``additionalProperties``), or a root that is not an object,
+makes strict impossible: the schema then goes as the form's non-strict variant.
 
 :func:`restore` undoes what strict mode adds: a ``null`` the model wrote for a property the caller
 left optional, where the caller's schema does not accept null, is removed. The result is then validated
@@ -52,7 +52,8 @@ def prepare(schema: Mapping[str, Any], support: StructuredSupport) -> Prepared:
     """The caller's ``schema`` as ``support``'s form sends it. JSON mode and a forced tool send it whole."""
     if support.form in ("json_mode", "tool"):
         return Prepared(copy.deepcopy(dict(schema)))
-    strict = support.form == "strict_schema" and closable(schema)
+    # Strict mode wants an object at the root (OpenAI refuses any other) and every object closed.
+    strict = support.form == "strict_schema" and _is_object(schema) and closable(schema)
     prepared = Prepared({}, strict=strict)
     prepared.schema = _walk(copy.deepcopy(dict(schema)), "$", support, prepared)
     return prepared
