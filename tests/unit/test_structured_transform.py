@@ -167,3 +167,29 @@ def test_the_docs_table_names_every_http_provider_with_its_registry_form() -> No
     assert len(http) == 16 and set(rows) >= {spec.name for spec in http}
     for spec in http:
         assert rows[spec.name].startswith((spec.structured or WIRE_FORMS[spec.wire]).label), spec.name
+
+
+BOUNDS = {"minLength": 0, "maximum": 1000, "minimum": -1000, "uniqueItems": False, "multipleOf": 1}
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents(), st.sampled_from(sorted(BOUNDS)))
+def test_what_claude_and_gemini_are_sent_passes_their_checks_and_still_takes_the_answer(
+    pair: Pair, keyword: str
+) -> None:
+    """A bound Claude's or Gemini's form cannot take is moved out of what is sent (into the prompt);
+    what is sent passes the fake's checks and still accepts what strict decoding writes."""
+    from fake_upstream.structured_rules import anthropic_output_problems
+
+    from colibri_router.providers.structured import ANTHROPIC_NATIVE
+
+    schema, _, strict_value = pair
+    schema["properties"] = {name: {**sub, keyword: BOUNDS[keyword]} for name, sub in schema["properties"].items()}
+    claude = prepare(schema, ANTHROPIC_NATIVE)
+    body = {"output_config": {"format": {"type": "json_schema", "schema": claude.schema}}}
+    assert anthropic_output_problems(body, None) == []
+    assert Draft202012Validator(claude.schema).is_valid(strict_value)
+    gemini = prepare(schema, GEMINI_SCHEMA)
+    assert gemini_output_problems({"responseMimeType": "application/json", "responseJsonSchema": gemini.schema}) == []
+    lost = {kw for keywords in [*claude.lost.values(), *gemini.lost.values()] for kw in keywords}
+    assert keyword in lost  # Claude takes none of these bounds
