@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from colibri_router.conversation import CompletionRequest
-from colibri_router.errors import ColibriError, ConfigError
+from colibri_router.errors import ColibriError, ConfigError, InvalidOutputError
 from colibri_router.gateway.enforce import member_budgets
 from colibri_router.logs import get_logger
 from colibri_router.pricing import worst_case_cost
@@ -121,13 +121,17 @@ class Ledger:
                 attempts=tuple(_attempt(attempt.model_dump()) for attempt in result.attempts),
                 warning_count=len(result.warnings),
             )
+        # An answer that never matched its schema was still paid for, both turns of it.
+        spent = error if isinstance(error, InvalidOutputError) else None
         return LedgerRow(
             at=started,
             principal=self.principal,
             thread_id=thread_id,
             provider=(error.provider if error else None) or asked.provider or "",
             model=(error.model if error else None) or asked.model or "",
-            cost_micro_usd=0,
+            input_tokens=spent.tokens[0] if spent else 0,
+            output_tokens=spent.tokens[1] if spent else 0,
+            cost_micro_usd=(None if spent.cost_usd is None else usd_to_micro(spent.cost_usd)) if spent else 0,
             latency_ms=round((datetime.now(UTC) - started).total_seconds() * 1000),
             outcome=error.code if error else "CANCELLED",
             kind=error.kind if error else None,

@@ -148,6 +148,20 @@ class ToolChoice:
     name: str | None = None
 
 
+OutputForm: TypeAlias = Literal["strict_schema", "schema", "json_mode", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSpec:
+    """The answer's shape as the request asks for it: the form the model supports (registry data,
+    colibri_router.providers.structured), a name, and the schema as it goes out (already made strict
+    when the form needs it). Each codec renders it in its wire's field."""
+
+    form: OutputForm
+    name: str
+    schema: Mapping[str, Any]
+
+
 @dataclass(frozen=True, slots=True)
 class CompletionRequest:
     model: str
@@ -158,6 +172,7 @@ class CompletionRequest:
     tool_choice: ToolChoice | None = None
     temperature: float | None = None
     reasoning: Reasoning | None = None
+    output: OutputSpec | None = None  # an answer in a JSON Schema's shape (response_schema)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ def error_structured(error: ColibriError) -> dict[str, Any]:
         status=error.status,
         retryable=error.retryable_later,
         retry_after_s=error.retry_after,
+        details=error.details,
     )
     # Through the model of every tool's error object, which its output schema describes.
     attempts = [Attempt.model_validate(attempt) for attempt in error.attempts] or None

@@ -6,6 +6,7 @@ the shape MCP hosts already speak.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -184,15 +185,15 @@ class RouterCallInput(BaseModel):
         None,
         min_length=1,
         description=(
-            "The conversation (Anthropic Messages shape), ending with a user turn. Tool loop: append the "
-            "last result's `message`, then a user turn of tool_result blocks."
+            "Conversation (Anthropic Messages shape) ending with a user turn. Tool loop: append the "
+            "result's `message`, then a user turn of tool_result blocks."
         ),
     )
     provider: str | None = Field(
         None,
         min_length=1,
         description=(
-            "Which service answers; absent: the one `model` names (`<provider>:<model>`, claude-*, gpt-*...), "
+            "Which service answers; absent: the one `model` names (`<provider>:<model>`, claude-*...), "
             "else COLIBRI_DEFAULT_PROVIDER."
         ),
     )
@@ -202,7 +203,7 @@ class RouterCallInput(BaseModel):
     system_prompt: str | None = Field(None, description="System instructions for the model.")
     max_tokens: int | None = Field(None, ge=1, description="Max output tokens (default 1024).")
     temperature: float | None = Field(
-        None, ge=0, le=2, description="Sampling temperature; clamped to the provider's range (0-1)."
+        None, ge=0, le=2, description="Sampling temperature, clamped to the provider's range."
     )
     tools: list[ToolDefinition] | None = Field(None, description="Tools the model may call (Anthropic shape).")
     tool_choice: Literal["auto", "none", "required"] | NamedToolChoice | None = Field(
@@ -218,10 +219,10 @@ class RouterCallInput(BaseModel):
     thread_id: str | None = Field(
         None,
         min_length=1,
-        description='"new" starts a stored thread; an id continues one. With a thread, send only the new turns.',
+        description='"new" starts a stored thread, an id continues one (then send only the new turns).',
     )
     max_cost_usd: float | None = Field(
-        None, ge=0, description="Refuse the call (nothing sent) when its worst-case cost is above this."
+        None, ge=0, description="Refuse the call (nothing sent) if its worst-case cost is above this."
     )
     fallback: list[Annotated[str, Field(min_length=1)]] | None = Field(
         None,
@@ -232,8 +233,27 @@ class RouterCallInput(BaseModel):
         None,
         min_length=1,
         max_length=64,
-        description="Paths, globs or directories read on the server, into the last user turn (text line-numbered).",
+        description="Paths, globs or directories read on the server into the last user turn.",
     )
+    response_schema: dict[str, Any] | None = Field(None, description="JSON Schema the answer must match.")
+    response_schema_name: str | None = Field(None, description="Its name (default answer).")
+
+    @field_validator("response_schema_name")
+    @classmethod
+    def _a_name(cls, name: str | None) -> str | None:
+        # Checked here, not as a schema pattern: every byte of router_call's schema counts for hosts.
+        if name is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
+            raise ValueError("1-64 letters, digits, _ or -")
+        return name
+
+    @field_validator("response_schema")
+    @classmethod
+    def _a_json_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            from colibri_router.structured.validate import check_schema  # jsonschema loads only when used
+
+            check_schema(schema)
+        return schema
 
     @model_validator(mode="after")
     def _prompt_or_messages(self) -> RouterCallInput:
@@ -271,6 +291,11 @@ class Attempt(BaseModel):
     latency_ms: int
 
 
+def _absent_not_null(schema: JsonDict) -> None:
+    """A field dumped without its null: the schema names no default."""
+    schema.pop("default", None)
+
+
 class ErrorDetail(BaseModel):
     code: str
     kind: str
@@ -280,11 +305,12 @@ class ErrorDetail(BaseModel):
     status: int | None
     retryable: bool = Field(description="Whether a later identical call can succeed.")
     retry_after_s: float | None
-
-
-def _absent_not_null(schema: JsonDict) -> None:
-    """A field dumped without its null: the schema names no default."""
-    schema.pop("default", None)
+    details: dict[str, Any] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=lambda details: details is None,
+        description="INVALID_OUTPUT: `raw`.",
+        json_schema_extra=_absent_not_null,
+    )
 
 
 # What every tool returns for a failure (the structuredContent of an isError result): each tool's
@@ -349,4 +375,9 @@ class RouterCallResult(BaseModel):
     thread_id: str | None = Field(default=None, description="The thread this call continued; null for stateless calls.")
     files_read: list[FileReadOut] | None = Field(
         default=None, exclude_if=lambda files: files is None, description="What `files` sent; only with `files`."
+    )
+    parsed: Any = Field(
+        default=None,
+        exclude_if=lambda parsed: parsed is None,
+        description="The answer as JSON valid for `response_schema`; only with it.",
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from .media_rules import anthropic_media_problems
 from .routes import Problem, lower_keys, objects, one_of
+from .structured_rules import anthropic_output_problems
 
 ANTHROPIC_VERSION = "2023-06-01"
 ANTHROPIC_TOOL_CHOICES = frozenset({"auto", "any", "tool", "none"})
@@ -54,6 +55,7 @@ def validate_anthropic_request(
     if temperature is not None and not (isinstance(temperature, int | float) and 0 <= temperature <= 1):
         problems.append(Problem(f"temperature {temperature!r} is out of range [0, 1]"))
     problems += _tool_choice_problems(body.get("tool_choice"))
+    problems += anthropic_output_problems(body, headers)
     thinking = _thinking_enabled(body.get("thinking"))
     if thinking:
         problems += _thinking_parameter_problems(body)

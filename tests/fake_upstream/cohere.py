@@ -17,6 +17,7 @@ from .media_rules import cohere_media_problems
 from .openai_family_rules import tool_pairing_problems
 from .replies import ErrorReply, MessageReply, pieces, sse_frame
 from .routes import Problem, RecordedRequest, Route, has_bearer, last_user_text, one_of, token_estimate
+from .structured_rules import cohere_output_problems
 
 COHERE_MODEL = "command-a-03-2025"
 COHERE_ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -140,6 +141,7 @@ def validate_cohere_request(body: Any, headers: Mapping[str, str] | None = None)
         elif msg["role"] == "tool" and not isinstance(msg.get("tool_call_id"), str):
             problems.append(Problem(f"invalid request: messages[{i}].tool_call_id is required"))
     problems += cohere_media_problems(body)
+    problems += cohere_output_problems(body)
     if problems:
         return problems
     return [Problem(f"invalid request: {problem}") for problem in tool_pairing_problems(messages)]

@@ -23,6 +23,7 @@ from typing import Any
 
 from .media_rules import gemini_media_problems
 from .routes import Problem, lower_keys, objects, one_of
+from .structured_rules import gemini_output_problems
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 GEMINI_ROLES = frozenset({"user", "model"})
@@ -84,6 +85,8 @@ def validate_gemini_request(
     if not isinstance(body, dict):
         return [*problems, _invalid("Invalid JSON payload received: the body must be a JSON object")]
     problems += _config_problems(body)
+    config = body.get("generationConfig")
+    problems += gemini_output_problems(config if isinstance(config, dict) else {})
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
         return [*problems, _invalid("* GenerateContentRequest.contents: contents is not specified")]

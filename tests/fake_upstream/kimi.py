@@ -17,6 +17,7 @@ from .openai_family_rules import tool_pairing_problems
 from .openai_wire import chat_completion, openai_sse_events, tool_call_objects
 from .replies import MessageReply
 from .routes import Problem, has_bearer, one_of
+from .structured_rules import openai_response_format_problems
 
 KIMI_MODEL = "kimi-k2-0905-preview"
 KIMI_ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -138,6 +139,7 @@ def validate_kimi_request(
     if is_kimi_thinking_model(model):
         problems += kimi_reasoning_problems(messages)
     problems += openai_media_problems(body)
+    problems += openai_response_format_problems(body, host="kimi")
     return problems + k2_id_problems(messages, strict=strict_ids) + tool_pairing_problems(messages)
 
 

@@ -41,6 +41,7 @@ from .openai_wire import (
 )
 from .replies import ErrorReply, MessageReply, sse_frame
 from .routes import Problem, RecordedRequest, Route, has_bearer, last_user_text, token_estimate
+from .structured_rules import openai_response_format_problems
 
 Rule = Callable[[Mapping[str, Any]], list[Problem]]
 
@@ -174,6 +175,7 @@ def validate_openai_request(
         return problems
     messages, model = body["messages"], body["model"]
     problems += openai_media_problems(body)
+    problems += openai_response_format_problems(body, host=host)
     problems += tool_pairing_problems(messages)
     if spec.serves_kimi and is_kimi_model(model):
         problems += k2_id_problems(messages, strict=strict_ids)

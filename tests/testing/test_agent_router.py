@@ -78,3 +78,33 @@ async def test_a_model_switch_mid_scenario_continues_the_same_tool_loop(fake_ups
     assert fake_upstream.violations == []
     claude_body = fake_upstream.anthropic.requests[0].body
     assert sum(1 for m in claude_body["messages"] for b in m["content"] if b.get("type") == "tool_use") == 1
+
+
+async def test_a_scenario_with_a_response_schema_asserts_on_parsed(fake_upstream: FakeUpstream) -> None:
+    """params.response_schema makes each step a structured call: the answer that missed the schema is
+    repaired once (not a tool-calling repair), and `parsed` is what the assertion reads."""
+    schema = {
+        "type": "object",
+        "properties": {"category": {"enum": ["billing", "bug"]}, "refund": {"type": "boolean"}},
+        "required": ["category"],
+    }
+    fake_upstream.anthropic.enqueue(
+        anthropic_text('{"category": "refunds", "refund": null}'),
+        anthropic_text('{"category": "billing", "refund": null}'),
+    )
+    expect = [
+        {"type": "parsed", "equals": {"category": "billing"}},
+        {"type": "parsed", "contains": {"category": "bug"}, "soft": True},
+        {"type": "clean_protocol"},
+    ]
+    report = await run_scenario(
+        scenario(models=["claude:claude-sonnet-4-5"], tools=[], params={"response_schema": schema}, expect=expect)
+    )
+    [run] = report.models[0].results
+    assert [(a.type, a.passed) for a in run.assertions] == [
+        ("parsed", True),
+        ("parsed", False),
+        ("clean_protocol", True),
+    ]
+    assert fake_upstream.violations == []
+    assert "output_config" in fake_upstream.anthropic.requests[0].body

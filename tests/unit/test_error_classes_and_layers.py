@@ -174,6 +174,7 @@ def test_the_error_module_defines_only_named_condition_classes() -> None:
         "ColibriError",
         "ConfigError",
         "InvalidRequestError",
+        "InvalidOutputError",
         "ApiError",
         "CostCapError",
         "DeadlineError",

@@ -271,7 +271,7 @@ def test_the_input_is_router_calls_without_the_one_answerer_fields() -> None:
     """A field router_call gains (``files``...) is router_ask_many's too, with its validation."""
     inherited = set(RouterCallInput.model_fields) - set(RouterAskManyInput.NOT_TAKEN)
     schema = RouterAskManyInput.model_json_schema()
-    assert inherited | {"models", "judge", "judge_instructions", "detail"} == set(schema["properties"])
+    assert inherited | {"models", "judge", "judge_instructions", "judge_schema", "detail"} == set(schema["properties"])
     for name in RouterAskManyInput.NOT_TAKEN:
         with pytest.raises(ValueError, match=f"`{name}`"):
             RouterAskManyInput.model_validate({"prompt": "a", "models": ["a", "b"], name: "x"})

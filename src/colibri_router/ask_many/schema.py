@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, field_validator, model_validator
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 from pydantic_core import CoreSchema
 
@@ -45,6 +45,7 @@ class RouterAskManyInput(RouterCallInput):
         None, min_length=1, description="A model that reads the answers (anonymised) and writes a verdict."
     )
     judge_instructions: str | None = Field(default=None, min_length=1, description="What the judge should weigh.")
+    judge_schema: dict[str, Any] | None = Field(None, description="JSON Schema the verdict must match.")
     detail: Literal["summary", "full"] | None = Field(
         None,
         description=f"summary (default with a judge): each answer's first {SUMMARY_CHARS} characters, no "
@@ -62,6 +63,17 @@ class RouterAskManyInput(RouterCallInput):
                     "each model is asked once, without thread or fallback"
                 )
         return data
+
+    @field_validator("judge_schema")
+    @classmethod
+    def _a_judge_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        return cls._a_json_schema(schema)
+
+    @model_validator(mode="after")
+    def _judge_schema_needs_a_judge(self) -> RouterAskManyInput:
+        if self.judge_schema is not None and self.judge is None:
+            raise ValueError("`judge_schema` shapes the judge's verdict: give `judge` too")
+        return self
 
     @property
     def full(self) -> bool:
@@ -115,6 +127,7 @@ class Failure(_Sparse):
     status: int | None = None
     retryable: bool = Field(description="Whether a later identical call can succeed.")
     retry_after_s: float | None = None
+    details: dict[str, Any] | None = None
 
 
 class Answer(_Sparse):
@@ -134,6 +147,7 @@ class Answer(_Sparse):
     cost_usd: float | None = Field(default=None, description="Absent: no price known, or failed.")
     latency_ms: int
     warnings: list[str] | None = None
+    parsed: Any = None
     error: Failure | None = None
 
 
@@ -145,6 +159,7 @@ class Verdict(_Sparse):
     )
     cost_usd: float | None = None
     labels: dict[str, str] = Field(description="Label → the model it stands for, as given in `models`.")
+    parsed: Any = None
     error: Failure | None = None
 
 

@@ -304,7 +304,7 @@ def _judge_call(run: _Run, name: str, results: Sequence[RouterCallResult]) -> Ro
     question = judge_prompt(run.args.conversation(), run.args.system_prompt, results, run.args.judge_instructions)
     return RouterCallInput.model_validate(
         {"prompt": question, "model": name, "system_prompt": JUDGE_SYSTEM, "max_tokens": run.args.max_tokens}
-        | {"fallback": []}
+        | {"fallback": [], "response_schema": run.args.judge_schema}
     )
 
 
@@ -377,6 +377,7 @@ def _answer(asked: _Asked, full: bool) -> Answer:
         cost_usd=outcome.cost_usd,
         latency_ms=outcome.latency_ms,
         warnings=outcome.warnings or None,
+        parsed=outcome.parsed,
     )
 
 
@@ -386,7 +387,14 @@ def _verdict(judge: _Asked, labels: dict[str, str]) -> Verdict:
         assert outcome is not None
         return Verdict(model=outcome.model or judge.name, labels=labels, error=_detail(outcome))
     score, content = agreement(outcome.content)
-    return Verdict(model=outcome.model, content=content, agreement=score, cost_usd=outcome.cost_usd, labels=labels)
+    return Verdict(
+        model=outcome.model,
+        content=content,
+        agreement=score,
+        cost_usd=outcome.cost_usd,
+        labels=labels,
+        parsed=outcome.parsed,
+    )
 
 
 def _detail(error: ColibriError) -> Failure:

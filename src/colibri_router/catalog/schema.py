@@ -25,6 +25,8 @@ class ProviderModels(BaseModel):
     default_model: str | None
     models: list[str]
     live_error: str | None = Field(description="Why the live list failed, when asked for and it did.")
+    structured_output: str = Field(default="", description="How response_schema is asked for.")
+    structured_output_models: dict[str, str] = Field(default_factory=dict, description="Models whose form differs.")
 
 
 class RouterModelsResult(BaseModel):

@@ -25,8 +25,10 @@ from colibri_router.providers import (
     load_registry,
 )
 from colibri_router.providers.known import known_models
+from colibri_router.providers.wires import WIRE_FORMS
 from colibri_router.session import current_session
 from colibri_router.settings import load_settings
+from colibri_router.structured import support_for
 from colibri_router.wires import codec_for
 
 LIVE_TIMEOUT_S = 10.0
@@ -67,6 +69,8 @@ async def list_models(args: RouterModelsInput, *, client: httpx.AsyncClient | No
                         # Stays the answer for a provider still silent when the time is up.
                         entry.live_error = f"{spec.error_prefix}_TIMEOUT: no model list within {LIVE_TIMEOUT_S:g} s"
                         group.start_soon(_ask_live, spec, entry, http)
+    for spec, entry in zip(specs, entries, strict=True):
+        _with_forms(spec, entry)
     aliases = {
         alias: target
         for alias, target in targets.items()
@@ -85,6 +89,16 @@ def _entry(spec: ProviderSpec, registry: Registry, aliases: Mapping[str, str]) -
         models=known_models(spec, registry, aliases),
         live_error=None,
     )
+
+
+def _with_forms(spec: ProviderSpec, entry: ProviderModels) -> None:
+    """The provider's structured-output form, and each listed model's where its family's differs."""
+    host = spec.structured or WIRE_FORMS[spec.wire]
+    entry.structured_output = host.label
+    for model in entry.models:
+        form = support_for(spec, model)
+        if form.label != host.label:
+            entry.structured_output_models[model] = form.label
 
 
 async def _ask_live(spec: ProviderSpec, entry: ProviderModels, http: httpx.AsyncClient) -> None:

@@ -4,6 +4,7 @@ ledger and budgets included), printing the JSON result."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any, TextIO
 
 from colibri_router.commands.call_input import CONVERSATION_OPTIONS, add_conversation_options, validated
@@ -25,6 +26,7 @@ def register(commands: Any, provider_names: list[str]) -> None:
     call.add_argument("--fallback", action="append", metavar="MODEL", help="a model to fall back to (repeatable)")
     call.add_argument("--thread", dest="thread_id", help='"new", or a thread id to continue')
     call.add_argument("--max-cost", dest="max_cost_usd", type=float, help="refuse calls that could cost more (USD)")
+    call.add_argument("--schema", type=Path, help="JSON file: a JSON Schema the answer must match (result: parsed)")
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:

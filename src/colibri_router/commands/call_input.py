@@ -50,6 +50,8 @@ def validated(
             fields["prompt"] = stdin.read() if args.prompt == "-" else args.prompt
         if args.tools is not None:
             fields["tools"] = read_json_file("--tools", args.tools)
+        if getattr(args, "schema", None) is not None:  # the commands that take --schema
+            fields["response_schema"] = read_json_file("--schema", args.schema)
         return model.model_validate(fields)
     except ValidationError as exc:
         return emit_error(stdout, invalid_arguments(exc, fields, lambda path: option_path(path, args, fields)))

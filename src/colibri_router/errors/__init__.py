@@ -8,6 +8,7 @@ and a ``retryable`` flag; hosts and scripts branch on ``code``, never on message
     │                                 <PREFIX>_API_ERROR | <PREFIX>_RETRIES_EXHAUSTED
     ├── DeadlineError                 the call's total deadline ran out: TIMEOUT, or <PREFIX>_TIMEOUT
     ├── InvalidRequestError           INVALID_REQUEST: input no provider could accept
+    ├── InvalidOutputError            INVALID_OUTPUT: an answer that never matched response_schema
     ├── CostCapError                  BUDGET_EXCEEDED: the call's worst case is above max_cost_usd
     │                                 (the store's BudgetExceeded shares the code: a budget is reached)
     ├── ConfirmationDeclinedError     CONFIRMATION_DECLINED: the user refused (or did not answer) the
@@ -55,13 +56,14 @@ Kind: TypeAlias = Literal[
     "STORE_UNAVAILABLE",
     "CONFIRMATION_DECLINED",
     "NOT_ALLOWED",
+    "INVALID_OUTPUT",
     "UNKNOWN",
 ]
 # Kinds where a later identical call can succeed: waiting helps (rate limits, overload, 5xx, network,
 # timeouts, a database that is restarting); it does not for quota, auth, bad requests, context length
 # or a content filter.
 RETRYABLE_KINDS: frozenset[str] = frozenset(
-    {"RATE_LIMITED", "PROVIDER_ERROR", "NETWORK_ERROR", "TIMEOUT", "STORE_UNAVAILABLE"}
+    {"RATE_LIMITED", "PROVIDER_ERROR", "NETWORK_ERROR", "TIMEOUT", "STORE_UNAVAILABLE", "INVALID_OUTPUT"}
 )
 
 
@@ -75,6 +77,7 @@ class ColibriError(Exception):
     model: str | None = None
     prefix: str | None = None  # a provider's code prefix (``OPENAI``), on the provider conditions below
     attempts: tuple[dict[str, Any], ...] = ()  # set by the router: each model tried, in order
+    details: dict[str, Any] | None = None  # what the failure kept for the caller (INVALID_OUTPUT: the raw text)
 
     def __init_subclass__(cls, *, prefix: str | None = None, **kwargs: Any) -> None:
         """``class KimiApiError(ApiError, prefix="KIMI")``: a provider's named class of a condition, its
@@ -128,6 +131,23 @@ class ConfigError(ColibriError):
 class InvalidRequestError(ColibriError):
     code = "INVALID_REQUEST"
     kind: Kind = "INVALID_REQUEST"
+
+
+class InvalidOutputError(ColibriError):
+    """The model's answer did not match the call's ``response_schema``, even after one repair turn. A
+    later call can succeed (models vary), so it is retryable; the raw answer is in ``details``."""
+
+    code = "INVALID_OUTPUT"
+    kind: Kind = "INVALID_OUTPUT"
+
+    def __init__(
+        self, message: str, *, raw: str, tokens: tuple[int, int] = (0, 0), cost_usd: float | None = 0.0
+    ) -> None:
+        super().__init__(message)
+        self.details = {"raw": raw}
+        # What the two answers cost: the ledger row of the failed call still counts them.
+        self.tokens = tokens
+        self.cost_usd = cost_usd
 
 
 class ApiError(ColibriError):

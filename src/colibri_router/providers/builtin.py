@@ -10,6 +10,13 @@ from colibri_router.providers import phrases
 from colibri_router.providers.agent_cli import CLAUDE_CODE, CLI_DEFAULT_MODEL, CODEX, GEMINI_CLI, AgentCli
 from colibri_router.providers.model_names import KIMI_SEGMENT
 from colibri_router.providers.spec import HostQuirks, ProviderSpec
+from colibri_router.providers.structured import (
+    ANTHROPIC_NATIVE,
+    ANTHROPIC_TOOL,
+    OPENAI_STRICT,
+    OPENAI_STRICT_UNSUPPORTED,
+    StructuredSupport,
+)
 
 # The host's own model answers for "host": the name only says so (a model asked for is a hint).
 HOST_MODEL = "host"
@@ -22,6 +29,16 @@ MISTRAL_NAMES = (r"mistral-.*", r"magistral-.*", r"codestral-.*", r"devstral-.*"
 # Together, Groq and vLLM in `reasoning` (docs/providers.md;
 # https://openrouter.ai/docs/use-cases/reasoning-tokens).
 _REASONING_FIELD = HostQuirks(reasoning_field="reasoning")
+
+
+def _schema(source: str) -> StructuredSupport:
+    """An OpenAI-wire host that takes ``response_format: json_schema`` as it is (best effort or its own
+    constrained decoding), without OpenAI's strict subset."""
+    return StructuredSupport("schema", source)
+
+
+def _json_mode(source: str, *, says_json: bool = False) -> StructuredSupport:
+    return StructuredSupport("json_mode", source, says_json=says_json)
 
 
 def _agent_cli(name: str, agent: AgentCli) -> ProviderSpec:
@@ -41,6 +58,7 @@ def _agent_cli(name: str, agent: AgentCli) -> ProviderSpec:
 BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ProviderSpec(
         name="kimi",
+        structured=_json_mode("https://platform.moonshot.ai/docs/guide/use-json-mode-feature-of-kimi-api"),
         error_phrases=phrases.MOONSHOT,
         wire="openai",
         base_url="https://api.moonshot.ai/v1",
@@ -55,6 +73,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="claude",
+        structured=ANTHROPIC_NATIVE,
         error_phrases=phrases.ANTHROPIC,
         wire="anthropic",
         base_url="https://api.anthropic.com",
@@ -69,6 +88,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="kimi-anthropic",
+        structured=ANTHROPIC_TOOL,
         error_phrases=phrases.MOONSHOT,
         wire="anthropic",
         base_url="https://api.moonshot.ai/anthropic",
@@ -81,6 +101,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="openai",
+        structured=OPENAI_STRICT,
         error_phrases=phrases.OPENAI,
         wire="openai",
         base_url="https://api.openai.com/v1",
@@ -94,6 +115,11 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="mistral",
+        structured=StructuredSupport(
+            "strict_schema",
+            "https://docs.mistral.ai/capabilities/structured-output/custom_structured_output/",
+            unsupported=OPENAI_STRICT_UNSUPPORTED,
+        ),
         error_phrases=phrases.MISTRAL,
         wire="openai",
         base_url="https://api.mistral.ai/v1",
@@ -113,6 +139,11 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="openrouter",
+        structured=StructuredSupport(
+            "strict_schema",
+            "https://openrouter.ai/docs/structured-outputs (json_schema strict, passed to models that support it)",
+            unsupported=OPENAI_STRICT_UNSUPPORTED,
+        ),
         error_phrases=phrases.OPENROUTER,
         wire="openai",
         base_url="https://openrouter.ai/api/v1",
@@ -125,6 +156,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="groq",
+        structured=_schema("https://console.groq.com/docs/structured-outputs (best-effort json_schema)"),
         error_phrases=phrases.GROQ,
         wire="openai",
         base_url="https://api.groq.com/openai/v1",
@@ -137,6 +169,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="together",
+        structured=_schema("https://docs.together.ai/docs/json-mode (response_format json_schema)"),
         error_phrases=phrases.OPENAI,
         wire="openai",
         base_url="https://api.together.xyz/v1",
@@ -149,6 +182,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="fireworks",
+        structured=_schema("https://docs.fireworks.ai/structured-responses/structured-response-formatting"),
         error_phrases=phrases.OPENAI,
         wire="openai",
         base_url="https://api.fireworks.ai/inference/v1",
@@ -160,6 +194,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="siliconflow",
+        structured=_json_mode("https://docs.siliconflow.com/en/userguide/guides/json-mode"),
         error_phrases=phrases.OPENAI,
         wire="openai",
         base_url="https://api.siliconflow.com/v1",
@@ -171,6 +206,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="deepseek",
+        structured=_json_mode("https://api-docs.deepseek.com/guides/json_mode", says_json=True),
         error_phrases=phrases.OPENAI,
         wire="openai",
         base_url="https://api.deepseek.com/v1",
@@ -216,6 +252,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="vllm",
+        structured=_schema("https://docs.vllm.ai/en/latest/features/structured_outputs.html"),
         error_phrases=phrases.VLLM,
         wire="openai",
         base_url="http://localhost:8000/v1",
@@ -227,6 +264,7 @@ BUILTIN_PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec(
         name="lmstudio",
+        structured=_schema("https://lmstudio.ai/docs/app/api/structured-output (json_schema only)"),
         error_phrases=phrases.GENERIC,
         wire="openai",
         base_url="http://127.0.0.1:1234/v1",

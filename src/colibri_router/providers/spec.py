@@ -14,6 +14,7 @@ from typing import Literal, TypeAlias
 
 from colibri_router.providers.agent_cli import AgentCli
 from colibri_router.providers.phrases import GENERIC, Phrases
+from colibri_router.providers.structured import StructuredSupport
 from colibri_router.providers.wires import SUBSCRIPTION_WIRES, WIRE_NAMES, WireName
 
 __all__ = ["SUBSCRIPTION_WIRES", "WIRE_NAMES", "HostQuirks", "ProviderSpec", "WireName", "error_prefix"]
@@ -68,6 +69,7 @@ class ProviderSpec:
     # Conditions it marks only in message text (read by engine/classify.py).
     error_phrases: Phrases = field(default_factory=lambda: GENERIC)
     agent: AgentCli | None = None  # the command line of an `agent-cli` provider
+    structured: StructuredSupport | None = None  # its structured-output form; None: its wire's default
 
     @property
     def subscription(self) -> bool:

@@ -42,6 +42,8 @@ from colibri_router.router.reroute import reroute as _reroute
 from colibri_router.router.runners import Ran, Run, runner_for, with_neutral_ids
 from colibri_router.schema import AssistantMessage, Attempt, RouterCallResult, ToolCallOut
 from colibri_router.settings import Settings, load_settings
+from colibri_router.structured import with_output
+from colibri_router.structured.repair import rerun_on, settle
 
 __all__ = ["Admit", "Call", "Outcome", "Plan", "build_request", "plan", "route", "tools_named_in", "with_neutral_ids"]
 
@@ -60,6 +62,7 @@ FALLBACK_KINDS = frozenset(
         "TIMEOUT",
         "MODEL_NOT_FOUND",
         "CONTEXT_LENGTH",
+        "INVALID_OUTPUT",  # after its repair turn: another model may answer in the shape
     }
 )
 
@@ -105,6 +108,17 @@ async def _request_for(
     command-line agent gets the files' paths (issue 25: it reads them itself, never inlined)."""
     if planned is not None and planned.choice == choice:
         return planned.request, list(planned.warnings)
+    request, warnings = await _built(call, choice, settings)
+    options = call.options
+    if options.response_schema is not None:  # the answer's shape, in the form this model supports
+        request, output_warnings = with_output(
+            request, options.response_schema, options.response_schema_name, choice.provider
+        )
+        warnings.extend(output_warnings)
+    return request, warnings
+
+
+async def _built(call: Call, choice: Choice, settings: Settings) -> tuple[CompletionRequest, list[str]]:
     provider = choice.provider
     if provider.subscription:
         return build_request(call, choice.model, tools_allowed=False, files_as_paths=provider.agent is not None)
@@ -221,6 +235,12 @@ async def _attempt(routing: _Routing, choice: Choice) -> Outcome:
             else f"provider {provider.name!r} takes no tools (its config entry says tools = false)"
         )
     answer = await _answer(routing, choice)
+    settled = None
+    schema = call.options.response_schema
+    if schema is not None and answer.request.output is not None:
+        rerun = rerun_on(choice, routing.settings, routing.deadline, routing.notify, routing.client)
+        settled = await settle(answer.request, answer.ran, schema, choice, rerun)
+        answer = _Answer(answer.request, settled.ran, answer.warnings)
     turn, request, ran = answer.ran.turn, answer.request, answer.ran
     calls = turn.tool_calls()
     usage = turn.usage
@@ -246,6 +266,7 @@ async def _attempt(routing: _Routing, choice: Choice) -> Outcome:
         attempts=[],
         thread_id=None,
         files_read=files_read_of(call.reading),
+        parsed=settled.parsed if settled is not None else None,
     )
     return Outcome(result, tuple(dict.fromkeys(turn.repairs)), turn.parts)
 

@@ -45,6 +45,8 @@ class Options:
     reasoning: Reasoning | None = None
     timeout_s: float | None = None
     max_cost_usd: float | None = None
+    response_schema: dict[str, Any] | None = None  # the caller's JSON Schema, as given
+    response_schema_name: str | None = None
 
     @classmethod
     def of(cls, args: RouterCallInput) -> Options:

@@ -23,6 +23,7 @@ from colibri_router.testing.expectations import (
     FinalText,
     Judge,
     NoToolCalls,
+    Parsed,
     StopReason,
     ToolCalled,
     ToolNotCalled,
@@ -113,6 +114,8 @@ def check(assertion: Assertion, scope: Scope) -> AssertionResult:
             return _args_valid(assertion, scope)
         case FinalText():
             return _final_text(assertion, scope)
+        case Parsed():
+            return _parsed(assertion, scope)
         case StopReason():
             return _stop_reason(assertion, scope)
         case Budget():
@@ -211,6 +214,17 @@ def _args_valid(a: ArgsValid, scope: Scope) -> AssertionResult:
     return _result(a, not invalid, message, "arguments valid against input_schema", actual, score=score)
 
 
+def _parsed(a: Parsed, scope: Scope) -> AssertionResult:
+    value = scope.steps[-1].parsed
+    if "equals" in a.model_fields_set:
+        ok = value == a.equals
+        return _result(a, ok, "parsed " + ("equals" if ok else "differs from") + " the expected value", a.equals, value)
+    expected = a.contains or {}
+    missing = [key for key, item in expected.items() if not isinstance(value, dict) or value.get(key) != item]
+    message = "parsed holds every expected key" if not missing else f"parsed differs at: {', '.join(missing)}"
+    return _result(a, not missing, message, expected, value)
+
+
 def _final_text(a: FinalText, scope: Scope) -> AssertionResult:
     text = scope.final_text or ""
     folded = text.casefold()
@@ -259,7 +273,10 @@ def _budget(a: Budget, scope: Scope) -> AssertionResult:
 
 
 def _clean_protocol(assertion: CleanProtocol, scope: Scope) -> AssertionResult:
-    repaired: dict[int, list[str]] = {step.index: list(step.repairs) for step in scope.steps if step.repairs}
+    # A repaired answer shape (output_repaired) is not tool calling: only the tool-calling repairs count.
+    repaired: dict[int, list[str]] = {
+        step.index: kinds for step in scope.steps if (kinds := [str(r) for r in step.repairs if r != "output_repaired"])
+    }
     for call in scope.calls:
         if call.parse_error is not None and "arguments_unparseable" not in repaired.get(call.step, []):
             repaired.setdefault(call.step, []).append("arguments_unparseable")

@@ -13,14 +13,15 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Repair = Literal["markers_parsed", "ids_repaired", "arguments_unparseable", "tool_choice_nudged"]
+Repair = Literal["markers_parsed", "ids_repaired", "arguments_unparseable", "tool_choice_nudged", "output_repaired"]
 """How a caller had to repair a model's tool calling, as a fact rather than prose:
 
 - ``markers_parsed``: tool calls were found as marker text inside the answer (K2 without a parser);
 - ``ids_repaired``: call IDs were missing, duplicated or malformed and were replaced;
 - ``arguments_unparseable``: a call's argument text was not a JSON object;
 - ``tool_choice_nudged``: the provider could not force the requested ``tool_choice``, so the call
-  asked for it in words instead.
+  asked for it in words instead;
+- ``output_repaired``: the answer did not match ``response_schema`` and was asked for again once.
 """
 
 CallPurpose = Literal["step", "judge"]
@@ -93,6 +94,7 @@ class ModelStep(BaseModel):
     latency_ms: int = Field(default=0, ge=0)
     warnings: list[str] = Field(default_factory=list)
     repairs: list[Repair] = Field(default_factory=list)
+    parsed: Any = Field(default=None, description="With response_schema in params: the answer as JSON.")
 
 
 class ModelCallError(Exception):

@@ -152,6 +152,21 @@ class FinalText(_Assertion):
         return self
 
 
+class Parsed(_Assertion):
+    """The last answer's ``parsed`` (params: ``response_schema``): equal to ``equals``, or holding every
+    key of ``contains`` with its value."""
+
+    type: Literal["parsed"]
+    equals: Any = None
+    contains: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _checks_something(self) -> Parsed:
+        if not self.model_fields_set & {"equals", "contains"}:
+            raise ValueError("give equals or contains")
+        return self
+
+
 class StopReason(_Assertion):
     type: Literal["stop_reason"]
     accepted: list[Literal["end_turn", "max_steps"]] = Field(
@@ -200,6 +215,7 @@ Assertion = Annotated[
     | Trajectory
     | ArgsValid
     | FinalText
+    | Parsed
     | StopReason
     | Budget
     | CleanProtocol
@@ -214,6 +230,7 @@ _ASSERTION_MODELS = (
     Trajectory,
     ArgsValid,
     FinalText,
+    Parsed,
     StopReason,
     Budget,
     CleanProtocol,

@@ -177,6 +177,7 @@ def _record(state: RunState, step: ModelStep, turn: int, model: str, tools: Simu
             latency_ms=step.latency_ms,
             warnings=step.warnings,
             repairs=step.repairs,
+            parsed=step.parsed,
         )
     )
     state.messages.append(assistant_message(step))

@@ -83,6 +83,7 @@ def step_of(outcome: Outcome) -> ModelStep:
         latency_ms=result.latency_ms,
         warnings=result.warnings,
         repairs=[cast(Repair, repair) for repair in outcome.repairs],
+        parsed=result.parsed,
     )
 
 

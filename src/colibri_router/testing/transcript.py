@@ -59,6 +59,7 @@ class StepRecord(BaseModel):
     latency_ms: int = 0
     warnings: list[str] = Field(default_factory=list)
     repairs: list[Repair] = Field(default_factory=list)
+    parsed: Any = None
 
 
 class RunError(BaseModel):

@@ -37,6 +37,7 @@ from colibri_router.toolcalls.assembly import StreamAssembler
 from colibri_router.toolcalls.ids import ids_for_claude
 from colibri_router.wires.anthropic.assembly import AnthropicStreamAssembler
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names, nested_error
+from colibri_router.wires.output import anthropic_output_config
 from colibri_router.wires.rules import THINKING_BUDGETS
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -76,6 +77,9 @@ class AnthropicCodec:
             body["tools"] = encode_tools(request.tools)
             if choice is not None:
                 body["tool_choice"] = encode_tool_choice(choice)
+        output_config = anthropic_output_config(request.output) if request.output else None
+        if output_config is not None:
+            body["output_config"] = output_config
         if self.dialect.prompt_cache:
             mark_cache_breakpoints(body)
         body["stream"] = True

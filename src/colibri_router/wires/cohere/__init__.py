@@ -39,6 +39,7 @@ from colibri_router.toolcalls.arguments import arguments_object
 from colibri_router.toolcalls.assembly.base import StreamAssembler, as_object, as_text
 from colibri_router.wires.base import Dialect, Encoded, UpstreamError, listed_names, nested_error
 from colibri_router.wires.cohere.assembly import CohereStreamAssembler
+from colibri_router.wires.output import cohere_response_format
 from colibri_router.wires.rules import (
     EMPTY_TOOL_RESULT,
     ERROR_RESULT_PREFIX,
@@ -92,6 +93,9 @@ class CohereCodec:
         thinking, warnings = thinking_field(request.model, request.reasoning)
         if thinking is not None:
             body["thinking"] = thinking
+        response_format = cohere_response_format(request.output) if request.output else None
+        if response_format is not None:
+            body["response_format"] = response_format
         body["stream"] = True
         return Encoded(body=body, warnings=warnings)
 

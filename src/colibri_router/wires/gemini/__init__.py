@@ -21,6 +21,7 @@ from colibri_router.wires.gemini.contents import encode_contents
 from colibri_router.wires.gemini.failures import read_error
 from colibri_router.wires.gemini.response import decode_response
 from colibri_router.wires.gemini.thinking import thinking_config
+from colibri_router.wires.output import gemini_generation
 
 CALLING_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY", "tool": "ANY"}
 
@@ -55,6 +56,8 @@ class GeminiCodec:
         thinking, thinking_warnings = thinking_config(request.model, request.reasoning)
         if thinking is not None:
             generation["thinkingConfig"] = thinking
+        if request.output is not None:
+            generation.update(gemini_generation(request.output))
         body["generationConfig"] = generation
         return Encoded(body=body, warnings=(*warnings, *thinking_warnings))
 

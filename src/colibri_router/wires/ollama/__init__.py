@@ -50,6 +50,7 @@ from colibri_router.wires.base import (
     retry_after,
 )
 from colibri_router.wires.ollama.assembly import OllamaStreamAssembler
+from colibri_router.wires.output import ollama_format
 from colibri_router.wires.rules import (
     EMPTY_TOOL_RESULT,
     ERROR_RESULT_PREFIX,
@@ -110,6 +111,9 @@ class OllamaCodec:
         if request.temperature is not None:
             options["temperature"] = request.temperature
         body["options"] = options
+        output_format = ollama_format(request.output) if request.output else None
+        if output_format is not None:
+            body["format"] = output_format
         body["stream"] = True
         return Encoded(body=body, warnings=(*warnings, *think_warnings), repairs=repairs)
 

@@ -22,6 +22,7 @@ from colibri_router.wires.openai.assembly import OpenAIStreamAssembler
 from colibri_router.wires.openai.decode import FINISH_REASONS, read_body
 from colibri_router.wires.openai.errors import read_error
 from colibri_router.wires.openai.messages import encode_messages, encode_tools
+from colibri_router.wires.output import openai_response_format
 from colibri_router.wires.reasoning import effort_for
 
 __all__ = ["OpenAICodec", "make_codec"]
@@ -68,6 +69,9 @@ class OpenAICodec:
             tool_warnings, repairs = self._encode_tools(request, body, messages)
             warnings.extend(tool_warnings)
         warnings.extend(self._encode_reasoning(request, body))
+        response_format = openai_response_format(request.output) if request.output else None
+        if response_format is not None:
+            body["response_format"] = response_format
         body["stream"] = True
         if host.include_usage:
             body["stream_options"] = {"include_usage": True}

@@ -60,6 +60,7 @@ class OpenAIStreamAssembler(BaseAssembler):
         self._model: str | None = None
         self._text = Fragments()
         self._reasoning = Fragments()
+        self._refusal = Fragments()  # OpenAI's `refusal` deltas, instead of content, when it declines
         self._calls: dict[int, _ToolCallParts] = {}
         self._open_index: int | None = None
         self._next_index = 0
@@ -112,6 +113,7 @@ class OpenAIStreamAssembler(BaseAssembler):
         # Thinking models stream reasoning before content, named reasoning_content or reasoning by host.
         label = self._add(self._reasoning, delta.get("reasoning_content"), "thinking")
         label = self._add(self._reasoning, delta.get("reasoning"), "thinking") or label
+        label = self._add(self._refusal, delta.get("refusal"), "text") or label
         if isinstance(content, list):
             label = self._feed_content_chunks(content) or label
         else:
@@ -171,6 +173,8 @@ class OpenAIStreamAssembler(BaseAssembler):
         message: dict[str, Any] = {"role": "assistant", "content": self._text.joined() or None}
         if self._reasoning:
             message["reasoning_content"] = self._reasoning.joined()
+        if self._refusal:
+            message["refusal"] = self._refusal.joined()
         if self._calls:
             message["tool_calls"] = [self._calls[index].to_dict() for index in sorted(self._calls)]
         # Kimi sometimes leaves finish_reason null on a tool-call turn.

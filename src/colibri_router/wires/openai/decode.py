@@ -58,6 +58,11 @@ def read_body(body: Mapping[str, Any]) -> ChatCompletion:
     parts.extend(_content_parts(message.get("content")))
     parts.extend(_decode_tool_calls(message.get("tool_calls")))
     finish_reason = choice.get("finish_reason")
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        # OpenAI declines in `refusal` (structured outputs): the text is the answer, the turn a refusal.
+        parts.append(Text(refusal))
+        finish_reason = "content_filter"
     model = body.get("model")
     return ChatCompletion(
         parts,
