@@ -276,12 +276,23 @@ class RouterCallInput(BaseModel):
         return ToolChoice(mode=self.tool_choice)
 
 
+def _absent_not_null(schema: JsonDict) -> None:
+    """A field dumped without its null: the schema names no default."""
+    schema.pop("default", None)
+
+
 class Attempt(BaseModel):
     provider: str
     model: str
     outcome: str = Field(description='"ok" or the error code.')
     kind: str | None
     latency_ms: int
+    key: str | None = Field(
+        default=None,
+        exclude_if=lambda key: key is None,
+        description="The API key's fingerprint, with several keys.",
+        json_schema_extra=_absent_not_null,
+    )
 
 
 class ErrorDetail(BaseModel):
@@ -293,11 +304,6 @@ class ErrorDetail(BaseModel):
     status: int | None
     retryable: bool = Field(description="Whether a later identical call can succeed.")
     retry_after_s: float | None
-
-
-def _absent_not_null(schema: JsonDict) -> None:
-    """A field dumped without its null: the schema names no default."""
-    schema.pop("default", None)
 
 
 # What every tool returns for a failure (the structuredContent of an isError result): each tool's
@@ -367,6 +373,14 @@ class RouterCallResult(BaseModel):
     # for in-process callers (agent tests score it).
     _repairs: tuple[str, ...] = PrivateAttr(default=())
     _thread_turn: dict[str, Any] | None = PrivateAttr(default=None)
+    _key: str | None = PrivateAttr(default=None)  # the pool key that answered, by fingerprint
+
+    @property
+    def key(self) -> str | None:
+        return self._key
+
+    def set_key(self, key: str | None) -> None:
+        self._key = key
 
     @property
     def repairs(self) -> tuple[str, ...]:

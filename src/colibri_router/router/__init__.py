@@ -144,7 +144,7 @@ async def route(
                 error.about(choice.provider.name, choice.model)
                 if error.kind == "MODEL_NOT_FOUND":
                     error.message += did_you_mean(choice, registry)
-            attempts.append(_attempt_entry(choice, model, error.code, error.kind, started))
+            attempts.append(_attempt_entry(choice, model, error.code, error.kind, started, key=error.key_fingerprint))
             last = position == len(candidates) - 1
             if isinstance(error, MediaUnreadable) and not last:
                 skipped.append(f"skipped {error.model}: {error.message}")
@@ -153,7 +153,7 @@ async def route(
                 error.attempts = tuple(a.model_dump() for a in attempts)
                 raise
             continue
-        attempts.append(_attempt_entry(choice, model, "ok", None, started))
+        attempts.append(_attempt_entry(choice, model, "ok", None, started, key=result.key))
         return result.model_copy(update={"attempts": attempts, "warnings": [*skipped, *result.warnings]})
     raise AssertionError("unreachable: the loop returns or raises")
 
@@ -219,6 +219,7 @@ async def _attempt(call: _Call, choice: Choice) -> RouterCallResult:
         files_read=files_read(args),
     )
     result.set_repairs(turn.repairs)
+    result.set_key(ran.key)
     if not calls and any(getattr(part, "state", None) is not None for part in turn.parts):
         # Opaque state (an agent's session) is kept with a thread, though the host needs no `message`.
         result.set_thread_turn({"role": "assistant", "content": anthropic_blocks(turn.parts)})
@@ -247,13 +248,16 @@ async def _answer(call: _Call, choice: Choice) -> _Answer:
     return _Answer(request, ran, warnings)
 
 
-def _attempt_entry(choice: Choice | None, asked: str | None, outcome: str, kind: str | None, started: float) -> Attempt:
+def _attempt_entry(
+    choice: Choice | None, asked: str | None, outcome: str, kind: str | None, started: float, *, key: str | None = None
+) -> Attempt:
     return Attempt(
         provider=choice.provider.name if choice else "",
         model=choice.model if choice else asked or "",
         outcome=outcome,
         kind=kind,
         latency_ms=round((time.monotonic() - started) * 1000),
+        key=key,
     )
 
 
