@@ -114,6 +114,7 @@ class Ledger:
                 cost_micro_usd=None if result.cost_usd is None else usd_to_micro(result.cost_usd),
                 latency_ms=result.latency_ms,
                 outcome="ok",
+                key_fingerprint=result.key,
             )
         return LedgerRow(
             at=started,
@@ -125,6 +126,7 @@ class Ledger:
             latency_ms=round((datetime.now(UTC) - started).total_seconds() * 1000),
             outcome=error.code if error else "CANCELLED",
             kind=error.kind if error else None,
+            key_fingerprint=error.key_fingerprint if error else None,
         )
 
     async def write(self, rows: Sequence[LedgerRow], what: str) -> None:

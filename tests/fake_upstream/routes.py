@@ -87,7 +87,7 @@ class _Queues:
     chat: deque[Reply] = field(default_factory=deque)
     models: deque[Reply] = field(default_factory=deque)
     chat_requests: list[RecordedRequest] = field(default_factory=list)
-    by_key: dict[str, deque[Reply]] = field(default_factory=dict)  # chat replies for one API key
+    by_key: dict[tuple[str, str], deque[Reply]] = field(default_factory=dict)  # (endpoint, API key) → replies
     model_requests: list[RecordedRequest] = field(default_factory=list)
 
 
@@ -121,12 +121,12 @@ class Route(abc.ABC):
         with self._lock:
             self._queues.chat.extend(replies)
 
-    def enqueue_for_key(self, key: str, *replies: Reply) -> None:
-        """Answer the next chat requests sent with API key ``key`` with ``replies``, in order, before
-        the route's common queue (a pool of keys each answered its own way)."""
+    def enqueue_for_key(self, key: str, *replies: Reply, endpoint: Endpoint = "chat") -> None:
+        """Answer the next requests sent with API key ``key`` to ``endpoint`` with ``replies``, in order,
+        before the route's common queue (a pool of keys each answered its own way)."""
         self._check_replies(replies)
         with self._lock:
-            self._queues.by_key.setdefault(key, deque()).extend(replies)
+            self._queues.by_key.setdefault((endpoint, key), deque()).extend(replies)
 
     def enqueue_model_list(self, *replies: Reply) -> None:
         """Answer the next model-list requests with ``replies`` (e.g. an ``error``), in order."""
@@ -165,7 +165,7 @@ class Route(abc.ABC):
 
     def _next_reply(self, request: RecordedRequest) -> Reply:
         with self._lock:
-            own = self._queues.by_key.get(request_key(request)) if request.endpoint == "chat" else None
+            own = self._queues.by_key.get((request.endpoint, request_key(request)))
             if own:
                 return own.popleft()
             queue = self._queues.models if request.endpoint == "models" else self._queues.chat

@@ -25,6 +25,8 @@ class ProviderModels(BaseModel):
     default_model: str | None
     models: list[str]
     live_error: str | None = Field(description="Why the live list failed, when asked for and it did.")
+    keys: int = Field(0, description="Its API keys (several: used in turn).")
+    keys_usable: int = Field(0, description="Of those, not set aside now.")
 
 
 class RouterModelsResult(BaseModel):

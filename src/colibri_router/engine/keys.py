@@ -26,7 +26,7 @@ import hashlib
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeAlias
 
@@ -35,6 +35,7 @@ __all__ = [
     "MAX_RATE_BACKOFF_S",
     "QUOTA_BACKOFF_S",
     "RATE_BACKOFF_S",
+    "REASON_OF_KIND",
     "KeyPool",
     "KeyStatus",
     "Reason",
@@ -47,6 +48,12 @@ __all__ = [
 ]
 
 Reason: TypeAlias = Literal["rate_limited", "out_of_quota", "invalid"]
+# The error kinds that are the key's, not the request's or the model's, and what each makes of the key.
+REASON_OF_KIND: Mapping[str, Reason] = {
+    "RATE_LIMITED": "rate_limited",
+    "QUOTA_EXCEEDED": "out_of_quota",
+    "AUTH_FAILED": "invalid",
+}
 
 RATE_BACKOFF_S = 1.0  # a 429 without Retry-After: 1, 2, 4... s for consecutive rate limits of one key
 MAX_RATE_BACKOFF_S = 60.0

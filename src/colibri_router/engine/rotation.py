@@ -11,18 +11,12 @@ other failure (a rate limit may be waited out, the soonest key is then tried aga
 from __future__ import annotations
 
 from colibri_router import observability
-from colibri_router.engine.keys import FOREVER, KeyPool, Reason, SetAside
+from colibri_router.engine.keys import FOREVER, REASON_OF_KIND, KeyPool, SetAside
 from colibri_router.errors import ApiError, ErrorFamily, Kind
 from colibri_router.logs import get_logger
 
 __all__ = ["KeyRotation"]
 
-# The error kinds that are the key's, not the request's or the model's.
-_REASONS: dict[Kind, Reason] = {
-    "RATE_LIMITED": "rate_limited",
-    "QUOTA_EXCEEDED": "out_of_quota",
-    "AUTH_FAILED": "invalid",
-}
 _SAID = {"rate_limited": "rate-limited", "out_of_quota": "out of quota", "invalid": "rejected as invalid"}
 
 
@@ -78,7 +72,7 @@ class KeyRotation:
         """The current key's request failed with ``error``. Returns None when the request should go at
         once to the next key (now current), else the error the call goes on with (``error`` itself,
         or the pool's when every key is set aside)."""
-        reason = _REASONS.get(error.kind)
+        reason = REASON_OF_KIND.get(error.kind)
         if self._pool is None or reason is None or error is self._own:
             return error
         entry = self._pool.set_aside(self._index, reason, error.retry_after)

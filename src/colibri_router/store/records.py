@@ -80,6 +80,7 @@ class LedgerRow:
     latency_ms: int = 0
     outcome: str = OK_OUTCOME
     kind: str | None = None
+    key_fingerprint: str | None = None  # the pool key that answered or failed last (docs/keys.md); never the key
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "at", as_utc(self.at))

@@ -78,6 +78,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (thread_id, sha256)
         )""",
     ),
+    # 4: which pool key a call used, by fingerprint (docs/keys.md).
+    ("ALTER TABLE ledger ADD COLUMN key_fingerprint TEXT",),
 )
 
 CURRENT_VERSION = len(MIGRATIONS)
