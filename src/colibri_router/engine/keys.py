@@ -111,6 +111,10 @@ class SetAsideStore(Protocol):
 
     def clear(self, provider: str, key_fingerprint: str) -> None: ...
 
+    async def refresh(self, *, force: bool = False) -> None:
+        """Read the replicas' state again when the cached one is old (a call's first step)."""
+        ...
+
 
 class KeyPool:
     """One provider's keys and which of them are set aside. Thread-safe; shared by every call in the

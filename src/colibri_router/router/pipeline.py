@@ -67,7 +67,7 @@ async def run_completion(
     encoded = codec.encode(request)
     # Which key each request goes with: the pool's next in turn, the next one at once when the
     # provider refuses a key (not a retry: engine/rotation.py), else the connection's one key.
-    keys = KeyRotation(connection.pool, connection.api_key)
+    keys = await _key_rotation(connection)
 
     # Each upstream request is an attempt for metrics and traces; the last one ends with the decoded
     # turn or the call's error (a timeout, a malformed body), whichever comes.
@@ -124,6 +124,13 @@ async def run_completion(
         )
     _log_success(dialect.label, turn, latency_ms, log)
     return Completion(request=request, turn=turn, latency_ms=latency_ms, ttft_ms=progress.ttft_ms, key=keys.fingerprint)
+
+
+async def _key_rotation(connection: Connection) -> KeyRotation:
+    pool = connection.pool
+    if pool is not None and pool.store is not None:
+        await pool.store.refresh()  # what the other replicas set aside (at most once a second)
+    return KeyRotation(pool, connection.api_key)
 
 
 def _scrub(error: ColibriError, keys: KeyRotation) -> None:
