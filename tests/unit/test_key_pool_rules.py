@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given
@@ -17,6 +18,7 @@ from colibri_router.engine.keys import (
     fingerprint,
     split_keys,
 )
+from colibri_router.providers.builtin import BUILTIN_PROVIDERS
 
 
 class Clock:
@@ -121,3 +123,22 @@ def test_a_fingerprint_is_the_provider_and_six_hex_digits_and_holds_nothing_of_t
 )
 def test_a_variable_holds_comma_separated_keys(value: str | None, keys: tuple[str, ...]) -> None:
     assert split_keys(value) == keys
+
+
+@pytest.mark.parametrize(
+    "pattern", sorted({spec.key_pattern for spec in BUILTIN_PROVIDERS if spec.key_pattern is not None})
+)
+@given(data=st.data())
+def test_no_providers_key_shape_holds_a_comma(pattern: str, data: st.DataObject) -> None:
+    # A comma separates keys (docs/keys.md): no key of any known shape can contain one.
+    key = data.draw(st.from_regex(re.compile(pattern), fullmatch=True))
+    assert "," not in key
+    assert split_keys(f"{key},{key}") == (key, key)
+
+
+def test_anthropics_credit_message_is_a_quota() -> None:
+    from colibri_router.engine.classify import classify
+    from colibri_router.providers import phrases
+
+    message = "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing."
+    assert classify(400, ("invalid_request_error",), message, phrases.ANTHROPIC) == "QUOTA_EXCEEDED"
