@@ -11,7 +11,10 @@ import pytest
 from fake_upstream import (
     FakeUpstream,
     error,
+    openai_error_event,
+    openai_sse_events,
     openai_text,
+    raw_stream,
     request_key,
 )
 
@@ -330,3 +333,20 @@ async def test_a_config_entry_may_pool_several_key_variables(
 
     assert keys_sent(fake_upstream, "vllm") == [K1, K2, K3, K2, K3]
     assert results[0].attempts[0].key == fp(K2, "gpu-box")
+
+
+async def test_an_error_inside_an_answer_already_begun_goes_to_no_other_key(
+    fake_upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", f"{K1},{K2}")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_upstream.base_url("openai"))
+    begun = openai_sse_events(openai_text("half an answer", model="gpt-4.1").body)[:2]
+    fake_upstream.route("openai").enqueue_for_key(
+        K1, raw_stream([*begun, openai_error_event("slow down", error_type="rate_limit_error")])
+    )
+
+    with pytest.raises(ColibriError) as caught:
+        await call(model="gpt-4.1")
+
+    assert caught.value.kind == "RATE_LIMITED"
+    assert keys_sent(fake_upstream, "openai") == [K1]  # its output was billed: not sent again

@@ -73,7 +73,7 @@ class KeyRotation:
         once to the next key (now current), else the error the call goes on with (``error`` itself,
         or the pool's when every key is set aside)."""
         reason = REASON_OF_KIND.get(error.kind)
-        if self._pool is None or reason is None or error is self._own:
+        if self._pool is None or reason is None or error is self._own or _answer_begun(error):
             return error
         entry = self._pool.set_aside(self._index, reason, error.retry_after)
         self._note(entry)
@@ -134,6 +134,12 @@ class KeyRotation:
             kind=kind,
         )
         return self._own
+
+
+def _answer_begun(error: ApiError) -> bool:
+    """An error event inside an answer that had begun (a 200 the router will not retry): sending the
+    request again, with any key, would bill the output twice."""
+    return error.status == 200 and not error.retryable
 
 
 def _duration(seconds: float) -> str:
