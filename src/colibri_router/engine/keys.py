@@ -115,6 +115,10 @@ class SetAsideStore(Protocol):
         """Read the replicas' state again when the cached one is old (a call's first step)."""
         ...
 
+    async def flush(self) -> None:
+        """Wait for the writes under way (a call that set keys aside, before it returns)."""
+        ...
+
 
 class KeyPool:
     """One provider's keys and which of them are set aside. Thread-safe; shared by every call in the

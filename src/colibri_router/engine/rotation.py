@@ -10,12 +10,16 @@ other failure (a rate limit may be waited out, the soonest key is then tried aga
 
 from __future__ import annotations
 
+import anyio
+
 from colibri_router import observability
 from colibri_router.engine.keys import FOREVER, REASON_OF_KIND, KeyPool, SetAside
 from colibri_router.errors import ApiError, ErrorFamily, Kind
 from colibri_router.logs import get_logger
 
-__all__ = ["KeyRotation"]
+__all__ = ["SHARE_WAIT_S", "KeyRotation"]
+
+SHARE_WAIT_S = 1.0
 
 _SAID = {"rate_limited": "rate-limited", "out_of_quota": "out of quota", "invalid": "rejected as invalid"}
 
@@ -84,6 +88,14 @@ class KeyRotation:
         self._index = following
         self._pool.moved_to(following)
         return None
+
+    async def shared(self) -> None:
+        """Before the call returns: the keys it set aside written where the other replicas read them,
+        waiting at most :data:`SHARE_WAIT_S` (a database that is slow costs the sharing, not the call)."""
+        pool = self._pool
+        if self.warnings and pool is not None and pool.store is not None:
+            with anyio.move_on_after(SHARE_WAIT_S):
+                await pool.store.flush()
 
     def answered(self) -> None:
         if self._pool is not None:

@@ -108,14 +108,14 @@ async def run_completion(
         raise malformed from exc
     except ColibriError as exc:
         # Also without a key of ours (a local server): an upstream may echo any token it was sent.
-        _scrub(exc, keys)
-        attempt.end(error=exc)
+        await _failed(exc, keys, attempt)
         raise
     except BaseException:
         attempt.end()  # cancelled
         raise
     attempt.end(turn=turn)
     latency_ms = round((time.monotonic() - progress.started_at) * 1000)
+    await keys.shared()
     if clamp_warnings or encoded.warnings or encoded.repairs or keys.warnings:
         turn = replace(
             turn,
@@ -131,6 +131,12 @@ async def _key_rotation(connection: Connection) -> KeyRotation:
     if pool is not None and pool.store is not None:
         await pool.store.refresh()  # what the other replicas set aside (at most once a second)
     return KeyRotation(pool, connection.api_key)
+
+
+async def _failed(error: ColibriError, keys: KeyRotation, attempt: observability.Attempt) -> None:
+    _scrub(error, keys)
+    attempt.end(error=error)
+    await keys.shared()
 
 
 def _scrub(error: ColibriError, keys: KeyRotation) -> None:
