@@ -14,7 +14,8 @@ import httpx
 from colibri_router.agents.command import runs
 from colibri_router.checkup import Section
 from colibri_router.engine.clients import shared_client
-from colibri_router.engine.keys import REASON_OF_KIND, KeyPool, fingerprint, pool_for
+from colibri_router.engine.keys import REASON_OF_KIND, KeyPool, fingerprint, pool_for, share_through
+from colibri_router.engine.shared_keys import SharedSetAsides
 from colibri_router.engine.transport import get_json
 from colibri_router.errors import ColibriError, ConfigError
 from colibri_router.providers import (
@@ -27,6 +28,7 @@ from colibri_router.providers import (
     usable_providers,
 )
 from colibri_router.settings import load_settings, variable
+from colibri_router.store import KeySharing, shared_store
 from colibri_router.wires import codec_for
 
 LIVE_TIMEOUT_S = 10.0
@@ -98,6 +100,19 @@ def _provider(spec: ProviderSpec) -> Section:
     return section
 
 
+async def _share_with_replicas() -> None:
+    """On a team server's database (PostgreSQL), the keys its replicas have set aside are the keys'
+    state: read them once, before the keys are listed."""
+    try:
+        store = shared_store(load_settings())
+    except ColibriError:  # the settings' own section reports it
+        return
+    if isinstance(store, KeySharing):
+        sharing = SharedSetAsides(store)
+        share_through(sharing)
+        await sharing.refresh(force=True)
+
+
 def _keys(spec: ProviderSpec) -> list[dict[str, Any]]:
     """Each key by fingerprint and its state in this process (shared with the replicas' on the team
     server); a single key is never set aside."""
@@ -114,6 +129,7 @@ def _keys(spec: ProviderSpec) -> list[dict[str, Any]]:
 
 
 async def providers(*, live: bool) -> list[Section]:
+    await _share_with_replicas()
     specs = list(usable_providers().values())
     sections = [_provider(spec) for spec in specs]
     if live:
