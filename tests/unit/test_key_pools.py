@@ -350,3 +350,28 @@ async def test_an_error_inside_an_answer_already_begun_goes_to_no_other_key(
 
     assert caught.value.kind == "RATE_LIMITED"
     assert keys_sent(fake_upstream, "openai") == [K1]  # its output was billed: not sent again
+
+
+async def test_after_a_retrys_wait_the_soonest_key_is_asked_even_if_still_set_aside(
+    gemini: FakeUpstream, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Retry-After beyond the retry rule's 30 s cap: the wait is capped, then the soonest key is asked
+    # again, as a single key would be (the retry rule's own sleep is replaced: no real 30 s wait).
+    import colibri_router.router.pipeline as pipeline
+
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr(
+        pipeline.run_completion, "__kwdefaults__", {**pipeline.run_completion.__kwdefaults__, "sleep": sleep}
+    )
+    for key, wait in ((K1, "50"), (K2, "40"), (K3, "45")):
+        gemini.gemini.enqueue_for_key(key, error(429, message="slow", headers={"Retry-After": wait}))
+
+    result = await call()
+
+    assert result.content == "echo: hi"
+    assert keys_sent(gemini) == [K1, K2, K3, K2]
+    assert slept == [30.0] and recorder.retries == ["RATE_LIMITED"]

@@ -28,7 +28,7 @@ class KeyRotation:
     """The key of each request of one call. Without a pool (one key, or a key the caller passed) it
     is just that key, and nothing is ever set aside."""
 
-    __slots__ = ("_index", "_own", "_pool", "_single", "_tried", "warnings")
+    __slots__ = ("_index", "_own", "_pool", "_resumed", "_single", "_tried", "warnings")
 
     def __init__(self, pool: KeyPool | None, key: str | None) -> None:
         self._pool = pool if pool is not None and len(pool) > 1 else None
@@ -36,6 +36,7 @@ class KeyRotation:
         self._index = self._pool.first() if self._pool is not None else 0
         self._tried: list[int] = []
         self._own: ApiError | None = None  # the "every key is set aside" error this call made
+        self._resumed = False  # a retry's wait is over: the next request goes, set aside or not
         self.warnings: list[str] = []
 
     @property
@@ -56,7 +57,8 @@ class KeyRotation:
     def check(self, errors: ErrorFamily) -> ApiError | None:
         """Before a request: the error to report when the current key is set aside and so is every
         other (None: send it)."""
-        if self._pool is None or self._pool.usable(self._index):
+        if self._pool is None or self._resumed or self._pool.usable(self._index):
+            self._resumed = False
             return None
         return self._exhausted(errors)
 
@@ -70,6 +72,7 @@ class KeyRotation:
         chosen = usable if usable is not None else soonest
         if chosen is not None:
             self._index = chosen
+            self._resumed = True
         self._tried.clear()
 
     def failed(self, error: ApiError, errors: ErrorFamily) -> ApiError | None:
