@@ -375,3 +375,11 @@ async def test_after_a_retrys_wait_the_soonest_key_is_asked_even_if_still_set_as
     assert result.content == "echo: hi"
     assert keys_sent(gemini) == [K1, K2, K3, K2]
     assert slept == [30.0] and recorder.retries == ["RATE_LIMITED"]
+
+
+def test_each_key_of_a_variable_is_known_to_redaction(monkeypatch: pytest.MonkeyPatch) -> None:
+    from colibri_router.redaction import redact, redact_log
+
+    monkeypatch.setenv("GEMINI_API_KEY", f"{K1}, {K2}")
+    assert redact(f"upstream said: {K2} is over quota") == "upstream said: [redacted] is over quota"
+    assert K1 not in redact_log(f"sent with {K1}")
