@@ -383,3 +383,22 @@ def test_each_key_of_a_variable_is_known_to_redaction(monkeypatch: pytest.Monkey
     monkeypatch.setenv("GEMINI_API_KEY", f"{K1}, {K2}")
     assert redact(f"upstream said: {K2} is over quota") == "upstream said: [redacted] is over quota"
     assert K1 not in redact_log(f"sent with {K1}")
+
+
+async def test_router_ask_many_says_in_an_answers_warnings_which_key_was_set_aside(gemini: FakeUpstream) -> None:
+    from mcp import Client
+
+    from colibri_router.server import build_server
+
+    gemini.gemini.enqueue_for_key(K1, error(429, message="slow down", headers={"Retry-After": "20"}))
+    async with Client(build_server()) as client:
+        result = await client.call_tool(
+            "router_ask_many", {"prompt": "hi", "models": ["gemini-3.5-flash", "gemini-2.5-pro"]}
+        )
+
+    answers = (result.structured_content or {})["answers"]
+    assert all(answer.get("content") == "echo: hi" for answer in answers)
+    said = [w for answer in answers for w in answer.get("warnings", []) if w.startswith("key ")]
+    assert said == [f"key {fp(K1)} rate-limited: set aside for 20 s"]
+    sent = keys_sent(gemini)
+    assert len(sent) == 3 and sent.count(K1) == 1  # k1 once, then set aside for both models

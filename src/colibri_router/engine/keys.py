@@ -215,8 +215,10 @@ class KeyPool:
         fp = self.fingerprints[index]
         with self._lock:
             had = self._aside.pop(fp, None)
-        if had is not None and self.store is not None:
-            self.store.clear(self.provider, fp)
+        if self.store is not None and (
+            had is not None or any(e.fingerprint == fp for e in self.store.current(self.provider))
+        ):
+            self.store.clear(self.provider, fp)  # set aside here or by another replica: back for every one
 
     def set_aside_now(self) -> dict[str, SetAside]:
         """The keys set aside at this moment, by fingerprint (this process's, and the replicas')."""
