@@ -15,6 +15,7 @@ from colibri_router.engine.keys import (
     QUOTA_BACKOFF_S,
     RATE_BACKOFF_S,
     KeyPool,
+    SetAside,
     fingerprint,
     split_keys,
 )
@@ -142,3 +143,37 @@ def test_anthropics_credit_message_is_a_quota() -> None:
 
     message = "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing."
     assert classify(400, ("invalid_request_error",), message, phrases.ANTHROPIC) == "QUOTA_EXCEEDED"
+
+
+class MemoryStore:
+    """A shared store in memory: what every replica would read."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, SetAside] = {}
+
+    def current(self, provider: str) -> list[SetAside]:
+        return list(self.rows.values())
+
+    def record(self, provider: str, entry: SetAside) -> None:
+        self.rows[entry.fingerprint] = entry
+
+    def clear(self, provider: str, key_fingerprint: str) -> None:
+        self.rows.pop(key_fingerprint, None)
+
+    async def refresh(self, *, force: bool = False) -> None:
+        return None
+
+    async def flush(self) -> None:
+        return None
+
+
+def test_a_key_another_replica_set_aside_is_skipped_and_an_answer_brings_it_back_for_all() -> None:
+    store = MemoryStore()
+    here, _ = pool_of(2)
+    there, _ = pool_of(2)
+    here.store = there.store = store
+
+    there.set_aside(0, "rate_limited", 30.0)
+    assert not here.usable(0) and here.first() == 1
+    here.answered(0)  # a retry's wait asked it anyway, and it answered
+    assert store.rows == {} and there.usable(0)

@@ -240,12 +240,13 @@ class KeyPool:
 
     def _current_aside(self) -> dict[str, SetAside]:
         now = self._clock()
-        entries = dict(self._aside)
-        if self.store is not None:
-            for shared in self.store.current(self.provider):
-                mine = entries.get(shared.fingerprint)
-                if shared.fingerprint in self.fingerprints and (mine is None or shared.until > mine.until):
-                    entries[shared.fingerprint] = shared
+        if self.store is None:
+            entries = self._aside
+        else:
+            # Shared: the store's view decides (this process's set-asides enter it at once), so a key
+            # any replica found answering again is back everywhere; the local entries keep the strikes.
+            mine = frozenset(self.fingerprints)
+            entries = {e.fingerprint: e for e in self.store.current(self.provider) if e.fingerprint in mine}
         return {fp: entry for fp, entry in entries.items() if entry.until > now}
 
 

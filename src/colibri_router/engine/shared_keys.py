@@ -40,6 +40,8 @@ class SharedSetAsides:
         self._rows: dict[str, dict[str, SetAside]] = {}
         self._read_at = -math.inf
         self._writes: set[asyncio.Task[None]] = set()
+        # Set aside here, not yet in the database: kept through a refresh that cannot see them yet.
+        self._unwritten: dict[tuple[str, str], SetAside] = {}
         self._failing = False
 
     def current(self, provider: str) -> list[SetAside]:
@@ -47,12 +49,14 @@ class SharedSetAsides:
 
     def record(self, provider: str, entry: SetAside) -> None:
         self._rows.setdefault(provider, {})[entry.fingerprint] = entry
+        self._unwritten[(provider, entry.fingerprint)] = entry
         # PostgreSQL's double precision holds infinity: a rejected key stays aside on every replica.
         row = (provider, entry.fingerprint, entry.reason, entry.until, entry.strikes)
-        self._spawn(self._store.set_key_aside(row, self._clock()))
+        self._spawn(self._written(provider, entry, self._store.set_key_aside(row, self._clock())))
 
     def clear(self, provider: str, key_fingerprint: str) -> None:
         self._rows.get(provider, {}).pop(key_fingerprint, None)
+        self._unwritten.pop((provider, key_fingerprint), None)
         self._spawn(self._store.clear_key(provider, key_fingerprint))
 
     async def refresh(self, *, force: bool = False) -> None:
@@ -73,6 +77,8 @@ class SharedSetAsides:
                 fresh.setdefault(provider, {})[fingerprint] = SetAside(
                     fingerprint, cast(Reason, reason), until, strikes
                 )
+        for (provider, fingerprint), entry in self._unwritten.items():
+            fresh.setdefault(provider, {})[fingerprint] = entry
         self._rows = fresh
 
     async def flush(self) -> None:
@@ -88,6 +94,11 @@ class SharedSetAsides:
             return
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
+
+    async def _written(self, provider: str, entry: SetAside, write: Coroutine[Any, Any, None]) -> None:
+        await write  # a failure leaves the entry unwritten: this replica keeps it, the others never see it
+        if self._unwritten.get((provider, entry.fingerprint)) is entry:
+            del self._unwritten[(provider, entry.fingerprint)]
 
     async def _guarded(self, write: Coroutine[Any, Any, None]) -> None:
         try:
