@@ -28,7 +28,6 @@ from colibri_router.providers import (
     usable_providers,
 )
 from colibri_router.settings import load_settings, variable
-from colibri_router.store import KeySharing, shared_store
 from colibri_router.wires import codec_for
 
 LIVE_TIMEOUT_S = 10.0
@@ -100,17 +99,40 @@ def _provider(spec: ProviderSpec) -> Section:
     return section
 
 
-async def _share_with_replicas() -> None:
-    """On a team server's database (PostgreSQL), the keys its replicas have set aside are the keys'
-    state: read them once, before the keys are listed."""
+async def _share_with_replicas(specs: list[ProviderSpec]) -> None:
+    """On a team server's database (PostgreSQL), the keys its replicas set aside are the keys' state:
+    read once, before the keys are listed, on a connection that changes nothing (no schema made)."""
     try:
-        store = shared_store(load_settings())
-    except ColibriError:  # the settings' own section reports it
+        url = load_settings().database_url
+        pooled = any(len(configured_keys(spec)) > 1 for spec in specs if spec.key_envs)
+    except ConfigError:  # the settings' own section reports it
         return
-    if isinstance(store, KeySharing):
-        sharing = SharedSetAsides(store)
-        share_through(sharing)
-        await sharing.refresh(force=True)
+    if not url or not url.startswith(("postgresql://", "postgres://")) or not pooled:
+        return
+    try:
+        from colibri_router.store.postgres.keys import read_only
+    except ImportError:  # without the postgres extra the store's section says so
+        return
+    rows = await read_only(url, time.time(), timeout_s=LIVE_TIMEOUT_S / 2)
+    sharing = SharedSetAsides(_Rows(rows))
+    share_through(sharing)
+    await sharing.refresh(force=True)
+
+
+class _Rows:
+    """What the replicas had set aside when doctor read it: a store whose writes go nowhere."""
+
+    def __init__(self, rows: list[tuple[str, str, str, float, int]]) -> None:
+        self._rows = rows
+
+    async def key_set_asides(self, now: float) -> list[tuple[str, str, str, float, int]]:
+        return self._rows
+
+    async def set_key_aside(self, row: tuple[str, str, str, float, int], now: float) -> None:
+        return None
+
+    async def clear_key(self, provider: str, fingerprint: str) -> None:
+        return None
 
 
 def _keys(spec: ProviderSpec) -> list[dict[str, Any]]:
@@ -129,8 +151,8 @@ def _keys(spec: ProviderSpec) -> list[dict[str, Any]]:
 
 
 async def providers(*, live: bool) -> list[Section]:
-    await _share_with_replicas()
     specs = list(usable_providers().values())
+    await _share_with_replicas(specs)
     sections = [_provider(spec) for spec in specs]
     if live:
         async with anyio.create_task_group() as group:

@@ -35,3 +35,20 @@ async def clear(connection: Connection, provider: str, fingerprint: str) -> None
     await connection.execute(
         "DELETE FROM key_set_asides WHERE provider = $1 AND fingerprint = $2", provider, fingerprint
     )
+
+
+async def read_only(url: str, now: float, *, timeout_s: float) -> list[SetAsideRow]:
+    """The rows, read on a connection of its own that changes nothing (``doctor``: no schema made);
+    none when the database cannot be reached or has no such table yet."""
+    import asyncpg
+
+    try:
+        connection = await asyncpg.connect(url, timeout=timeout_s)
+    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        return []
+    try:
+        return await current(connection, now)  # type: ignore[arg-type]  # a plain connection will do
+    except asyncpg.PostgresError:  # no table: a database no replica has migrated yet
+        return []
+    finally:
+        await connection.close()
