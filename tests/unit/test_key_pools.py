@@ -402,3 +402,25 @@ async def test_router_ask_many_says_in_an_answers_warnings_which_key_was_set_asi
     assert said == [f"key {fp(K1)} rate-limited: set aside for 20 s"]
     sent = keys_sent(gemini)
     assert len(sent) == 3 and sent.count(K1) == 1  # k1 once, then set aside for both models
+
+
+async def test_the_python_api_uses_a_variables_keys_as_a_pool_and_an_explicit_key_alone(
+    fake_upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from colibri_router.adapters import KimiCompletionOptions, create_kimi_completion
+
+    monkeypatch.setenv("COLIBRI_KIMI_API_KEY", f"{K1},{K2}")
+    monkeypatch.setenv("COLIBRI_KIMI_BASE_URL", fake_upstream.kimi_base_url)
+    fake_upstream.kimi.enqueue_for_key(
+        K1, error(401, message="Invalid Authentication", error_type="invalid_authentication_error")
+    )
+
+    fake_upstream.kimi.enqueue_for_key(K3, error(401, message="Invalid Authentication"))
+
+    pooled = await create_kimi_completion("hi")
+    with pytest.raises(ColibriError) as alone:
+        await create_kimi_completion("hi", KimiCompletionOptions(api_key=K3))
+
+    assert pooled.content == "echo: hi"
+    assert alone.value.kind == "AUTH_FAILED"
+    assert keys_sent(fake_upstream, "kimi") == [K1, K2, K3]
