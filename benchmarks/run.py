@@ -25,6 +25,7 @@ from benchmarks import (
     files,
     floors,
     inprocess,
+    key_pool,
     ledger,
     memory,
     over_http,
@@ -79,6 +80,7 @@ def benchmarks(quick: bool) -> list[Benchmark]:
         Benchmark("ledger", "ledger row cost", ledger.run, 120),
         Benchmark("memory", "serve --http memory", lambda: memory.run(1_000, pick(10_000, 2_000)), 300),
         Benchmark("calls", "Python function calls per router_call", lambda: python_calls.run(pick(200, 20)), 120),
+        Benchmark("keys", "a pool of three keys vs one key", lambda: key_pool.run(call_plan), 120),
     ]
 
 

@@ -120,6 +120,7 @@ class Ledger:
                 outcome="ok",
                 attempts=tuple(_attempt(attempt.model_dump()) for attempt in result.attempts),
                 warning_count=len(result.warnings),
+                key_fingerprint=result.attempts[-1].key if result.attempts else None,
             )
         # An answer that never matched its schema was still paid for, both turns of it.
         spent = error if isinstance(error, InvalidOutputError) else None
@@ -136,6 +137,7 @@ class Ledger:
             outcome=error.code if error else "CANCELLED",
             kind=error.kind if error else None,
             attempts=tuple(_attempt(attempt) for attempt in error.attempts) if error else (),
+            key_fingerprint=error.key_fingerprint if error else None,
         )
 
     async def write(self, rows: Sequence[LedgerRow], what: str) -> None:

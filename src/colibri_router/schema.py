@@ -283,17 +283,23 @@ class RouterCallInput(BaseModel):
         return ToolChoice(mode=self.tool_choice)
 
 
+def _absent_not_null(schema: JsonDict) -> None:
+    """A field dumped without its null: the schema names no default."""
+    schema.pop("default", None)
+
+
 class Attempt(BaseModel):
     provider: str
     model: str
     outcome: str = Field(description='"ok" or the error code.')
     kind: str | None
     latency_ms: int
-
-
-def _absent_not_null(schema: JsonDict) -> None:
-    """A field dumped without its null: the schema names no default."""
-    schema.pop("default", None)
+    key: str | None = Field(
+        default=None,
+        exclude_if=lambda key: key is None,
+        description="The API key's fingerprint, with several keys.",
+        json_schema_extra=_absent_not_null,
+    )
 
 
 class ErrorDetail(BaseModel):

@@ -24,7 +24,9 @@ vllm, lmstudio and custom (which take one or none) and on cohere; ``x-api-key`` 
 2023-06-01`` on the Anthropic wire; ``x-goog-api-key`` (or ``?key=``) on gemini; none on ollama.
 
 Scripting: ``route.enqueue(*replies)`` answers the next chat requests in order; when the queue is empty
-the route echoes (``echo: <last user text>`` in its own shape). ``route.models`` is the model list
+the route echoes (``echo: <last user text>`` in its own shape).
+``route.enqueue_for_key(key, *replies)`` answers the requests sent with that API key first (a pool of
+keys, each answering its own way). ``route.models`` is the model list
 (settable); ``route.enqueue_model_list(...)`` scripts that endpoint (e.g. an error). Reply kinds:
 
 - a body from a builder (or ``message(body)``): sent as JSON, or as the stream the service would send
@@ -166,7 +168,7 @@ from .replies import (
     raw_stream,
     sse_frame,
 )
-from .routes import Disconnect, Problem, RecordedRequest, Route
+from .routes import Disconnect, Problem, RecordedRequest, Route, request_key
 from .server import FakeUpstream
 
 __all__ = [
@@ -245,6 +247,7 @@ __all__ = [
     "raw_body",
     "raw_ndjson",
     "raw_stream",
+    "request_key",
     "sse_frame",
     "thought_signature",
     "tool_pairing_problems",

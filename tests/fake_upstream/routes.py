@@ -87,6 +87,7 @@ class _Queues:
     chat: deque[Reply] = field(default_factory=deque)
     models: deque[Reply] = field(default_factory=deque)
     chat_requests: list[RecordedRequest] = field(default_factory=list)
+    by_key: dict[tuple[str, str], deque[Reply]] = field(default_factory=dict)  # (endpoint, API key) → replies
     model_requests: list[RecordedRequest] = field(default_factory=list)
 
 
@@ -119,6 +120,13 @@ class Route(abc.ABC):
         self._check_replies(replies)
         with self._lock:
             self._queues.chat.extend(replies)
+
+    def enqueue_for_key(self, key: str, *replies: Reply, endpoint: Endpoint = "chat") -> None:
+        """Answer the next requests sent with API key ``key`` to ``endpoint`` with ``replies``, in order,
+        before the route's common queue (a pool of keys each answered its own way)."""
+        self._check_replies(replies)
+        with self._lock:
+            self._queues.by_key.setdefault((endpoint, key), deque()).extend(replies)
 
     def enqueue_model_list(self, *replies: Reply) -> None:
         """Answer the next model-list requests with ``replies`` (e.g. an ``error``), in order."""
@@ -157,6 +165,9 @@ class Route(abc.ABC):
 
     def _next_reply(self, request: RecordedRequest) -> Reply:
         with self._lock:
+            own = self._queues.by_key.get((request.endpoint, request_key(request)))
+            if own:
+                return own.popleft()
             queue = self._queues.models if request.endpoint == "models" else self._queues.chat
             if queue:
                 return queue.popleft()
@@ -220,6 +231,19 @@ class Route(abc.ABC):
 
 # ---------------------------------------------------------------------------------------------------------
 # Helpers the wire modules share
+
+
+def request_key(request: RecordedRequest) -> str:
+    """The API key a request carries, however its wire sends it (bearer, x-api-key, x-goog-api-key or
+    Gemini's ``?key=``); "" without one."""
+    headers = request.headers
+    bearer = headers.get("authorization", "")
+    if bearer.lower().startswith("bearer "):
+        return bearer[7:].strip()
+    for name in ("x-api-key", "x-goog-api-key"):
+        if headers.get(name):
+            return headers[name]
+    return (request.query_params.get("key") or [""])[0]
 
 
 def lower_keys(headers: Mapping[str, str]) -> dict[str, str]:

@@ -95,7 +95,9 @@ async def test_the_tool_list_stays_small() -> None:
     size = len(json.dumps([tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]))
     print(f"tools/list: {size} characters for {len(tools)} tools, {for_the_model} of them for the model")
     assert for_the_model < 12_000
-    assert size < 30_000
+    # The whole list (output schemas included) is read once per connection by the host's client, not
+    # by its model: a looser bound, against growth nobody meant.
+    assert size < 40_000
 
 
 # router_call's description plus input schema (as tools/list sends them, provider names included)

@@ -27,6 +27,8 @@ class ProviderModels(BaseModel):
     live_error: str | None = Field(description="Why the live list failed, when asked for and it did.")
     structured_output: str = Field(default="", description="How response_schema is asked for.")
     structured_output_models: dict[str, str] = Field(default_factory=dict, description="Models whose form differs.")
+    keys: int = Field(0, description="Its API keys (several: used in turn).")
+    keys_usable: int = Field(0, description="Of those, not set aside now.")
 
 
 class RouterModelsResult(BaseModel):

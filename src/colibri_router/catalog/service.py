@@ -14,6 +14,7 @@ from colibri_router.agents.command import runs
 from colibri_router.callers import ToolCall
 from colibri_router.catalog.schema import ProviderModels, RouterModelsInput, RouterModelsResult
 from colibri_router.engine.clients import shared_client
+from colibri_router.engine.keys import pool_for
 from colibri_router.engine.transport import get_json
 from colibri_router.errors import ColibriError
 from colibri_router.providers import (
@@ -21,6 +22,7 @@ from colibri_router.providers import (
     Registry,
     configured,
     configured_base_url,
+    configured_keys,
     connect,
     load_registry,
 )
@@ -80,6 +82,9 @@ async def list_models(args: RouterModelsInput, *, client: httpx.AsyncClient | No
 
 
 def _entry(spec: ProviderSpec, registry: Registry, aliases: Mapping[str, str]) -> ProviderModels:
+    keys = configured_keys(spec) if spec.key_envs else ()
+    # A pool's keys may be set aside (docs/keys.md); a single key never is.
+    usable = len(pool_for(spec.name, keys).set_aside_now()) if len(keys) > 1 else 0
     return ProviderModels(
         name=spec.name,
         wire=spec.wire,
@@ -88,6 +93,8 @@ def _entry(spec: ProviderSpec, registry: Registry, aliases: Mapping[str, str]) -
         default_model=spec.default_model,
         models=known_models(spec, registry, aliases),
         live_error=None,
+        keys=len(keys),
+        keys_usable=len(keys) - usable,
     )
 
 
@@ -110,6 +117,8 @@ async def _ask_live(spec: ProviderSpec, entry: ProviderModels, http: httpx.Async
         url, headers = codec.model_list_endpoint(connection.base_url, connection.api_key)
         live = codec.decode_model_list(await get_json(http, url, headers, codec=codec))
     except ColibriError as error:
+        for key in connection.pool.keys if connection is not None and connection.pool else ():
+            error.scrub(key)
         if connection is not None and connection.api_key:
             error.scrub(connection.api_key)
         entry.live_error = f"{error.code}: {error.message}"

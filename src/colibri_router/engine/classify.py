@@ -20,6 +20,7 @@ LABEL_KINDS: Mapping[str, Kind] = {
     "insufficient_quota": "QUOTA_EXCEEDED",
     "exceeded_current_quota_error": "QUOTA_EXCEEDED",
     "billing_error": "QUOTA_EXCEEDED",
+    "monthly_quota": "QUOTA_EXCEEDED",  # Cohere's trial key capped for the month (wires/cohere)
     # slow down
     "rate_limit_exceeded": "RATE_LIMITED",
     "rate_limit_error": "RATE_LIMITED",

@@ -78,6 +78,7 @@ class ColibriError(Exception):
     prefix: str | None = None  # a provider's code prefix (``OPENAI``), on the provider conditions below
     attempts: tuple[dict[str, Any], ...] = ()  # set by the router: each model tried, in order
     details: dict[str, Any] | None = None  # what the failure kept for the caller (INVALID_OUTPUT: the raw text)
+    key_fingerprint: str | None = None  # the pool key it concerned, by fingerprint (docs/keys.md)
 
     def __init_subclass__(cls, *, prefix: str | None = None, **kwargs: Any) -> None:
         """``class KimiApiError(ApiError, prefix="KIMI")``: a provider's named class of a condition, its

@@ -13,8 +13,10 @@ Events, in the order of one ``router_call``::
                                             trace context continued
       routed_call(caller, args)             router_call's accounting: in flight, then finished(result
                                             or error): outcome, latency, tokens, cost, fallbacks
-        attempt(provider, model)            one upstream request (each retry is another), ended with
-                                            the decoded turn or the error
+        attempt(provider, model, key)       one upstream request (each retry, each next key of a
+                                            pool is another), ended with the decoded turn or the error;
+                                            key: the pool key's fingerprint (None: a single key)
+        key_set_aside(provider, key, reason)  a pool key set aside (docs/keys.md)
         retried(provider, model, kind)      a failed attempt is about to be tried again
 """
 
@@ -42,6 +44,7 @@ __all__ = [
     "install",
     "install_traces_if_configured",
     "installed",
+    "key_set_aside",
     "retried",
     "routed_call",
     "tool_call",
@@ -78,8 +81,11 @@ class Sink:
     def routed_call(self, call: CallFacts) -> RoutedCall:
         return _NO_CALL
 
-    def attempt(self, provider: str, model: str) -> Attempt:
+    def attempt(self, provider: str, model: str, key: str | None = None) -> Attempt:
         return _NO_ATTEMPT
+
+    def key_set_aside(self, provider: str, key: str, reason: str) -> None:
+        return None
 
     def retried(self, provider: str, model: str, kind: str) -> None:
         return None
@@ -183,12 +189,17 @@ def routed_call(caller: str, args: RouterCallInput) -> RoutedCall:
     return _Both(tuple(sink.routed_call(facts) for sink in _sinks))
 
 
-def attempt(provider: str, model: str) -> Attempt:
+def attempt(provider: str, model: str, key: str | None = None) -> Attempt:
     if not _sinks:
         return _NO_ATTEMPT
     if len(_sinks) == 1:
-        return _sinks[0].attempt(provider, model)
-    return _Both(tuple(sink.attempt(provider, model) for sink in _sinks))
+        return _sinks[0].attempt(provider, model, key)
+    return _Both(tuple(sink.attempt(provider, model, key) for sink in _sinks))
+
+
+def key_set_aside(provider: str, key: str, reason: str) -> None:
+    for sink in _sinks:
+        sink.key_set_aside(provider, key, reason)
 
 
 def retried(provider: str, model: str, kind: str) -> None:

@@ -10,6 +10,8 @@ Metrics (every label bounded, see :mod:`.labels`; ``kind`` is ``ok`` for a succe
     colibri_router_cost_usd_total{provider,model,caller}          priced calls' cost
     colibri_router_retries_total{provider,model,kind}             upstream requests tried again
     colibri_router_fallbacks_total{provider,model,kind}           models given up for the next fallback
+    colibri_router_key_set_asides_total{provider,key,reason}      pool keys set aside (key: its fingerprint;
+                                                                  reason: rate_limited, out_of_quota, invalid)
     colibri_router_calls_in_flight                                router_calls running now
     colibri_router_budget_refusals_total{caller,scope}            calls refused by a budget (scope: daily,
                                                                   monthly, daily_per_principal) or by
@@ -72,6 +74,9 @@ class Metrics(Sink):
         self.fallbacks = Counter(
             "fallbacks", "Models given up for the next fallback, by the failure's kind.", [*model, "kind"], **metric
         )
+        self.key_set_asides = Counter(
+            "key_set_asides", "Pool keys set aside, by fingerprint and reason.", ["provider", "key", "reason"], **metric
+        )
         self.in_flight = Gauge(
             "calls_in_flight", "router_call calls running now.", multiprocess_mode="livesum", **metric
         )
@@ -98,6 +103,10 @@ class Metrics(Sink):
     def routed_call(self, call: CallFacts) -> RoutedCall:
         self.in_flight.inc()
         return _CallMetrics(self, call)
+
+    def key_set_aside(self, provider: str, key: str, reason: str) -> None:
+        # Bounded: a provider's keys are the operator's few, named by fingerprint (never the key).
+        self.key_set_asides.labels(provider, key, reason).inc()
 
     def retried(self, provider: str, model: str, kind: str) -> None:
         self.retries.labels(*labels(load_registry(), provider, model), kind_label(kind)).inc()

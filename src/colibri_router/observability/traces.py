@@ -13,7 +13,8 @@ Spans follow the GenAI semantic conventions::
                                   and .code (the SDK sets error.type=tool_error on a failed call)
       chat <model>                CLIENT, one per upstream request (a retry is another):
                                   gen_ai.operation.name=chat, gen_ai.provider.name (the registry
-                                  name), gen_ai.request.model, error.type (the failure's kind), and
+                                  name), gen_ai.request.model, error.type (the failure's kind),
+                                  colibri_router.key (a pool key's fingerprint, docs/keys.md), and
                                   as above for the answer
 
 A ``traceparent`` in the tool call's ``_meta`` is continued by the SDK; over HTTP, one in the request's
@@ -93,16 +94,11 @@ class Traces(Sink):
     def routed_call(self, call: CallFacts) -> RoutedCall:
         return _CallSpan(trace.get_current_span(), call)
 
-    def attempt(self, provider: str, model: str) -> Attempt:
-        span = self._tracer.start_span(
-            f"chat {model}",
-            kind=SpanKind.CLIENT,
-            attributes={
-                "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": provider,
-                "gen_ai.request.model": model,
-            },
-        )
+    def attempt(self, provider: str, model: str, key: str | None = None) -> Attempt:
+        attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider, "gen_ai.request.model": model}
+        if key is not None:
+            attributes["colibri_router.key"] = key  # the pool key's fingerprint, never the key
+        span = self._tracer.start_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes)
         return _AttemptSpan(span)
 
 

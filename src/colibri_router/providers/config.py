@@ -8,7 +8,8 @@ naming the file, the entry and the problem: every call fails with it until the f
     [providers.gpu-box]
     wire = "openai"                      # openai | anthropic | gemini | cohere | ollama
     base_url = "http://gpu-box:8000/v1"
-    api_key_env = "GPU_BOX_KEY"          # optional; the key itself never lives in the file
+    api_key_env = "GPU_BOX_KEY"          # optional; the key itself never lives in the file; a list of
+                                         # names pools their keys (each may hold several, comma-separated)
     default_model = "moonshotai/Kimi-K2-Instruct"
     models = ["moonshotai/Kimi-K2-Instruct"]   # names this provider claims
     headers = { "X-Title" = "colibri" }
@@ -176,9 +177,7 @@ def _provider(path: str, name: str, entry: object, builtin_names: frozenset[str]
     base_url = _string(entry, "base_url", problem, required=True)
     if not base_url or not re.match(r"https?://", base_url):
         raise problem("base_url must be an http:// or https:// URL")
-    key_env = _string(entry, "api_key_env", problem)
-    if key_env is not None and not _ENV_NAME.fullmatch(key_env):
-        raise problem("api_key_env must be the NAME of an environment variable (the key never lives in the file)")
+    key_envs = _key_envs(entry.get("api_key_env"), problem)
     models = entry.get("models", [])
     if not isinstance(models, list) or not all(isinstance(m, str) and m for m in models):
         raise problem("models must be a list of model names")
@@ -193,8 +192,9 @@ def _provider(path: str, name: str, entry: object, builtin_names: frozenset[str]
         wire=cast(WireName, wire),
         base_url=base_url.rstrip("/"),
         base_url_env="",
-        key_envs=(key_env,) if key_env else (),
-        key_required=key_env is not None,
+        key_envs=key_envs,
+        key_required=bool(key_envs),
+        pool_key_envs=len(key_envs) > 1,
         default_model=_string(entry, "default_model", problem),
         models=tuple(models),
         headers=cast(Mapping[str, str], headers),
@@ -202,6 +202,23 @@ def _provider(path: str, name: str, entry: object, builtin_names: frozenset[str]
         tools=tools,
         builtin=False,
     )
+
+
+def _key_envs(value: object, problem: Any) -> tuple[str, ...]:
+    """``api_key_env``: one variable's name, or a list of names whose keys form one pool."""
+    if value is None:
+        return ()
+    names = [value] if isinstance(value, str) else value
+    if (
+        not isinstance(names, list)
+        or not names
+        or not all(isinstance(n, str) and _ENV_NAME.fullmatch(n) for n in names)
+    ):
+        raise problem(
+            "api_key_env must be the NAME of an environment variable, or a list of names "
+            "(the key never lives in the file)"
+        )
+    return tuple(dict.fromkeys(names))
 
 
 def _string(entry: Mapping[str, Any], key: str, problem: Any, *, required: bool = False) -> str | None:

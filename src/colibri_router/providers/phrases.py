@@ -21,7 +21,11 @@ OPENAI: Phrases = MappingProxyType(
 MOONSHOT: Phrases = MappingProxyType(
     {"CONTEXT_LENGTH": ("exceeded model token limit", "context length"), "MODEL_NOT_FOUND": ("not found the model",)}
 )
-ANTHROPIC: Phrases = MappingProxyType({"CONTEXT_LENGTH": ("prompt is too long",)})
+# An account out of credit is a 400 invalid_request_error "Your credit balance is too low..."
+# (anthropics/claude-quickstarts#229): a quota, which another key may still have.
+ANTHROPIC: Phrases = MappingProxyType(
+    {"CONTEXT_LENGTH": ("prompt is too long",), "QUOTA_EXCEEDED": ("credit balance is too low",)}
+)
 MISTRAL: Phrases = MappingProxyType(
     {"CONTEXT_LENGTH": ("too large for model with",), "MODEL_NOT_FOUND": ("invalid model",)}
 )

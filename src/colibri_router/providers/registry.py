@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from colibri_router.engine.keys import KeyPool, pool_for, split_keys
 from colibri_router.errors import ColibriError, ConfigError, InvalidRequestError, error_family
 from colibri_router.providers.aliases import BUILTIN_ALIASES, resolve_alias
 from colibri_router.providers.builtin import BUILTIN_PROVIDERS
@@ -43,6 +44,7 @@ class Choice:
 class Connection:
     api_key: str | None
     base_url: str
+    pool: KeyPool | None = None  # several keys: each call's requests take them in turn (docs/keys.md)
 
     def __repr__(self) -> str:  # never print the key, even in a traceback's locals
         return f"Connection(base_url={self.base_url!r}, api_key=[redacted])"
@@ -164,14 +166,28 @@ def connect(
     """Key: option, else the entry's variables (docs/python-api.md). URL: option, else its variable, else
     the entry's default. A required key that is missing is ``<PREFIX>_CONFIG_ERROR``, whose message
     names ``key_option`` too when the caller has one (the Python API's ``api_key``)."""
-    key = api_key or next((value for name in spec.key_envs if (value := variable(name))), None)
+    keys = (api_key,) if api_key else configured_keys(spec)
+    key = keys[0] if keys else None
     if key is None and spec.key_required:
         names = " or ".join(spec.key_envs)
         raise error_family(spec.error_prefix).config(
             f"no API key for {spec.name}: set {names} in the environment the MCP host passes to colibri-router"
             + (f" (or pass {key_option})" if key_option else "")
         )
-    return Connection(api_key=key, base_url=(base_url or configured_base_url(spec)).rstrip("/"))
+    pool = pool_for(spec.name, keys) if len(keys) > 1 else None
+    if pool is not None:
+        key = pool.key(pool.preferred())
+    return Connection(api_key=key, base_url=(base_url or configured_base_url(spec)).rstrip("/"), pool=pool)
+
+
+def configured_keys(spec: ProviderSpec) -> tuple[str, ...]:
+    """The provider's keys as the environment says now: the comma-separated keys of its first set key
+    variable, or of every one of them for a config entry that names several (``pool_key_envs``);
+    each key once, in order."""
+    values = [value for name in spec.key_envs if (value := variable(name))]
+    if not spec.pool_key_envs:
+        values = values[:1]
+    return tuple(dict.fromkeys(key for value in values for key in split_keys(value)))
 
 
 def configured_base_url(spec: ProviderSpec) -> str:
@@ -186,7 +202,7 @@ def configured(spec: ProviderSpec) -> bool:
     if spec.subscription:
         return False
     if spec.key_envs and spec.key_required:
-        return any(variable(name) for name in spec.key_envs)
+        return bool(configured_keys(spec))
     if spec.local:
         return bool(spec.base_url_env and variable(spec.base_url_env))
     return True

@@ -45,7 +45,8 @@ class HostQuirks:
 
 @dataclass(frozen=True, slots=True)
 class ProviderSpec:
-    """A registry entry. Keys are read at call time from the first set variable of ``key_envs``."""
+    """A registry entry. Keys are read at call time from the first set variable of ``key_envs`` (several,
+    comma-separated, form a pool: docs/keys.md)."""
 
     name: str
     wire: WireName
@@ -53,6 +54,9 @@ class ProviderSpec:
     base_url_env: str
     key_envs: tuple[str, ...] = ()
     key_required: bool = True
+    # True: the keys of every set variable of ``key_envs`` form one pool (a config entry naming several);
+    # False: the first set variable's keys (built-ins list alternative names of one variable).
+    pool_key_envs: bool = False
     # The shape of its API keys (a regex, searched case-sensitively): text of this shape is redacted from
     # files, errors and logs even when the key is not this machine's (None: no shape of its own).
     key_pattern: str | None = None

@@ -76,7 +76,9 @@ def scan(text: str, name: str | None = None) -> Scan:
 
 
 def _known(text: str, secrets: tuple[str | None, ...]) -> tuple[str, bool]:
-    known = [secret for secret in (*secrets, *values_of(key_variables()).values()) if secret and len(secret) >= 4]
+    # A variable may hold several keys separated by commas (docs/keys.md): each is known on its own.
+    values = (part.strip() for value in values_of(key_variables()).values() for part in value.split(","))
+    known = [secret for secret in (*secrets, *values) if secret and len(secret) >= 4]
     found = False
     # Longest first: a key that contains another key must not be left half-replaced.
     for secret in sorted(known, key=len, reverse=True):

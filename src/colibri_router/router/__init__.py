@@ -176,7 +176,7 @@ async def route(
                 error.about(choice.provider.name, choice.model)
                 if error.kind == "MODEL_NOT_FOUND":
                     error.message += did_you_mean(choice, registry)
-            attempts.append(_attempt_entry(choice, model, error.code, error.kind, started))
+            attempts.append(_attempt_entry(choice, model, error.code, error.kind, started, key=error.key_fingerprint))
             last = position == len(candidates) - 1
             if isinstance(error, MediaUnreadable) and not last:
                 skipped.append(f"skipped {error.model}: {error.message}")
@@ -185,7 +185,7 @@ async def route(
                 error.attempts = tuple(a.model_dump() for a in attempts)
                 raise
             continue
-        attempts.append(_attempt_entry(choice, model, "ok", None, started))
+        attempts.append(_attempt_entry(choice, model, "ok", None, started, key=outcome.key))
         result = outcome.result
         warnings = [*rerouted, *skipped, *result.warnings]
         return replace(outcome, result=result.model_copy(update={"attempts": attempts, "warnings": warnings}))
@@ -268,7 +268,7 @@ async def _attempt(routing: _Routing, choice: Choice) -> Outcome:
         files_read=files_read_of(call.reading),
         parsed=settled.parsed if settled is not None else None,
     )
-    return Outcome(result, tuple(dict.fromkeys(turn.repairs)), turn.parts)
+    return Outcome(result, tuple(dict.fromkeys(turn.repairs)), turn.parts, ran.key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,13 +297,16 @@ async def _answer(routing: _Routing, choice: Choice) -> _Answer:
     return _Answer(request, ran, warnings)
 
 
-def _attempt_entry(choice: Choice | None, asked: str | None, outcome: str, kind: str | None, started: float) -> Attempt:
+def _attempt_entry(
+    choice: Choice | None, asked: str | None, outcome: str, kind: str | None, started: float, *, key: str | None = None
+) -> Attempt:
     return Attempt(
         provider=choice.provider.name if choice else "",
         model=choice.model if choice else asked or "",
         outcome=outcome,
         kind=kind,
         latency_ms=round((time.monotonic() - started) * 1000),
+        key=key,
     )
 
 

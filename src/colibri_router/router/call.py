@@ -126,6 +126,7 @@ class Outcome:
     result: RouterCallResult
     repairs: tuple[str, ...] = ()
     parts: tuple[Part, ...] = ()
+    key: str | None = None  # the pool key that answered, by fingerprint (docs/keys.md); never the key
 
     @property
     def keeps_state(self) -> bool:

@@ -19,6 +19,7 @@ from colibri_router import observability
 from colibri_router.conversation import AssistantTurn, CompletionRequest, CompletionResult, render_content
 from colibri_router.deadlines import within
 from colibri_router.engine.clients import shared_client
+from colibri_router.engine.rotation import KeyRotation
 from colibri_router.engine.transport import exchange
 from colibri_router.errors import ApiError, ColibriError, MalformedResponse
 from colibri_router.logs import get_logger
@@ -36,6 +37,7 @@ class Completion:
     turn: AssistantTurn
     latency_ms: int
     ttft_ms: int | None
+    key: str | None = None  # the fingerprint of the pool key that answered (None: a single key)
 
     def contract_result(self) -> CompletionResult:
         return CompletionResult(
@@ -63,24 +65,35 @@ async def run_completion(
     dialect = codec.dialect
     request, clamp_warnings = _clamp_temperature(request, dialect)
     encoded = codec.encode(request)
-    url, headers = codec.endpoint(connection.base_url, connection.api_key, request.model)
+    # Which key each request goes with: the pool's next in turn, the next one at once when the
+    # provider refuses a key (not a retry: engine/rotation.py), else the connection's one key.
+    keys = await _key_rotation(connection)
 
     # Each upstream request is an attempt for metrics and traces; the last one ends with the decoded
     # turn or the call's error (a timeout, a malformed body), whichever comes.
-    attempt = observability.attempt(progress.provider, request.model)
+    attempt = observability.attempt(progress.provider, request.model, keys.fingerprint)
     try:
         with within(deadline.remaining()) as scope:
             http = client if client is not None else await shared_client()
             retries = Retries(retry, sleep, deadline)
             while True:
                 try:
+                    if (unusable := keys.check(dialect.errors)) is not None:
+                        raise unusable
+                    url, headers = codec.endpoint(connection.base_url, keys.key, request.model)
                     body = await exchange(http, url, headers, encoded.body, codec=codec, progress=progress)
+                    keys.answered()
                     break
                 except ApiError as error:
-                    await retries.after(error)
+                    going_on = keys.failed(error, dialect.errors)
                     attempt.end(error=error)
-                    observability.retried(progress.provider, request.model, error.kind)
-                    attempt = observability.attempt(progress.provider, request.model)
+                    if going_on is None:  # the next key, at once
+                        attempt = observability.attempt(progress.provider, request.model, keys.fingerprint)
+                        continue
+                    await retries.after(going_on)
+                    keys.resume()
+                    observability.retried(progress.provider, request.model, going_on.kind)
+                    attempt = observability.attempt(progress.provider, request.model, keys.fingerprint)
         if scope.cancelled_caught:
             seconds = round(deadline.at - progress.started_at, 1)
             raise dialect.errors.timeout(
@@ -90,27 +103,51 @@ async def run_completion(
         turn = codec.decode(body, request)
     except MalformedResponse as exc:
         malformed = dialect.errors.api(f"malformed response body: {exc}", status=200)
-        malformed.scrub(connection.api_key or "")  # the body may quote a token
+        _scrub(malformed, keys)  # the body may quote a token
         attempt.end(error=malformed)
         raise malformed from exc
     except ColibriError as exc:
         # Also without a key of ours (a local server): an upstream may echo any token it was sent.
-        exc.scrub(connection.api_key or "")
-        attempt.end(error=exc)
+        await _failed(exc, keys, attempt)
         raise
     except BaseException:
         attempt.end()  # cancelled
         raise
     attempt.end(turn=turn)
     latency_ms = round((time.monotonic() - progress.started_at) * 1000)
-    if clamp_warnings or encoded.warnings or encoded.repairs:
+    await keys.shared()
+    if clamp_warnings or encoded.warnings or encoded.repairs or keys.warnings:
         turn = replace(
             turn,
-            warnings=(*clamp_warnings, *encoded.warnings, *turn.warnings),
+            warnings=(*keys.warnings, *clamp_warnings, *encoded.warnings, *turn.warnings),
             repairs=(*encoded.repairs, *turn.repairs),
         )
     _log_success(dialect.label, turn, latency_ms, log)
-    return Completion(request=request, turn=turn, latency_ms=latency_ms, ttft_ms=progress.ttft_ms)
+    return Completion(request=request, turn=turn, latency_ms=latency_ms, ttft_ms=progress.ttft_ms, key=keys.fingerprint)
+
+
+async def _key_rotation(connection: Connection) -> KeyRotation:
+    pool = connection.pool
+    if pool is not None and pool.store is not None:
+        await pool.store.refresh()  # what the other replicas set aside (at most once a second)
+    return KeyRotation(pool, connection.api_key)
+
+
+async def _failed(error: ColibriError, keys: KeyRotation, attempt: observability.Attempt) -> None:
+    _scrub(error, keys)
+    attempt.end(error=error)
+    await keys.shared()
+
+
+def _scrub(error: ColibriError, keys: KeyRotation) -> None:
+    """Every key the call may have sent taken out of the error, and the key it last used named by its
+    fingerprint, with the keys it set aside on the way (the error is all the caller gets)."""
+    for secret in keys.secrets() or ("",):
+        error.scrub(secret)
+    error.key_fingerprint = error.key_fingerprint or keys.fingerprint
+    untold = [line for line in keys.warnings if line.split(" ", 2)[1] not in error.message]
+    if untold:
+        error.message += f" ({'; '.join(untold)})"
 
 
 def _clamp_temperature(request: CompletionRequest, dialect: Dialect) -> tuple[CompletionRequest, tuple[str, ...]]:

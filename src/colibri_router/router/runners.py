@@ -59,6 +59,7 @@ class Ran:
     cost_usd: float | None
     price_source: str | None
     warnings: tuple[str, ...] = ()
+    key: str | None = None  # the fingerprint of the pool key that answered (docs/keys.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +95,7 @@ async def _run_http(run: Run) -> Ran:
         local=provider.local,
     )
     warnings = tuple(w for w in (unreadable_calls_warning(turn.tool_calls()), price.warning) if w)
-    return Ran(turn, completion.latency_ms, completion.ttft_ms, price.cost_usd, price.source, warnings)
+    return Ran(turn, completion.latency_ms, completion.ttft_ms, price.cost_usd, price.source, warnings, completion.key)
 
 
 def _open_agent(provider: ProviderSpec, settings: Settings) -> None:

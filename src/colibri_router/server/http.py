@@ -42,6 +42,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from colibri_router import __version__, observability
+from colibri_router.engine.keys import share_through
+from colibri_router.engine.shared_keys import SharedSetAsides
 from colibri_router.errors import ConfigError
 from colibri_router.gateway.loader import check_policy_file
 from colibri_router.logs import configure_logging, get_logger
@@ -52,7 +54,7 @@ from colibri_router.server.posts import McpPosts
 from colibri_router.server.tools import IN_FLIGHT, build_server
 from colibri_router.server.warm import prepare_to_serve
 from colibri_router.settings import Settings, comma_list, load_settings
-from colibri_router.store import CancelBroadcast, check_database, shared_store
+from colibri_router.store import CancelBroadcast, KeySharing, check_database, shared_store
 from colibri_router.tokens import TokensFile
 from colibri_router.webui import add_team_pages
 from colibri_router.webui.sessions import session_secret
@@ -166,12 +168,15 @@ async def _listen_for_cancels() -> AsyncIterator[None]:
     end, a worker's in-flight gauge goes (multiprocess metrics)."""
     try:
         store = shared_store(load_settings())
+        if isinstance(store, KeySharing):  # the replicas share the pool keys they set aside (docs/keys.md)
+            share_through(SharedSetAsides(store))
         if not isinstance(store, CancelBroadcast):
             yield
             return
         async with store.cancel_listener(IN_FLIGHT.cancel):
             yield
     finally:
+        share_through(None)
         Metrics.process_ended()
 
 

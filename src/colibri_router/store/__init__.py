@@ -83,6 +83,7 @@ __all__ = [
     "DaySpend",
     "ExpectedWrite",
     "GroupBy",
+    "KeySharing",
     "LedgerAttempt",
     "LedgerRow",
     "Reservation",
@@ -220,6 +221,19 @@ class CancelBroadcast(Protocol):
     def cancel_listener(self, on_cancel: Callable[[str], None]) -> AbstractAsyncContextManager[None]:
         """While entered, ``on_cancel(key)`` runs in this event loop for every published key."""
         ...
+
+
+@runtime_checkable
+class KeySharing(Protocol):
+    """A store through which a team server's replicas share the pool keys they set aside
+    (PostgreSQL; docs/keys.md). Rows are ``(provider, fingerprint, reason, until, strikes)``, ``until``
+    in seconds since the epoch; never a key."""
+
+    async def key_set_asides(self, now: float) -> list[tuple[str, str, str, float, int]]: ...
+
+    async def set_key_aside(self, row: tuple[str, str, str, float, int], now: float) -> None: ...
+
+    async def clear_key(self, provider: str, fingerprint: str) -> None: ...
 
 
 def open_store(

@@ -105,6 +105,7 @@ class LedgerRow:
     kind: str | None = None
     attempts: tuple[LedgerAttempt, ...] = ()
     warning_count: int = 0
+    key_fingerprint: str | None = None  # the pool key that answered or failed last (docs/keys.md); never the key
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "at", as_utc(self.at))

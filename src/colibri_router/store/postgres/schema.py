@@ -127,6 +127,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         END
         $$""",
     ),
+    # 5: which pool key a call used, by fingerprint; the pool keys the replicas have set aside
+    # (docs/keys.md): one row per key, by fingerprint, never the key.
+    (
+        "ALTER TABLE ledger ADD COLUMN key_fingerprint text",
+        """CREATE TABLE key_set_asides (
+            provider text NOT NULL,
+            fingerprint text NOT NULL,
+            reason text NOT NULL,
+            until double precision NOT NULL,
+            strikes integer NOT NULL,
+            PRIMARY KEY (provider, fingerprint)
+        )""",
+    ),
 )
 
 

@@ -1,4 +1,4 @@
-"""The PostgreSQL implementation of ``Store`` (and ``CancelBroadcast``), for a team server whose
+"""The PostgreSQL implementation of ``Store`` (and ``CancelBroadcast`` and ``KeySharing``), for a team server whose
 replicas share one database: every method is one unit of work on a pooled connection (see
 ``connection``), with the rules themselves in the backend-neutral modules, exactly as for SQLite."""
 
@@ -14,7 +14,7 @@ from colibri_router.store.calls import CallQuery, DaySpend, SpendBy, StoredCall,
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
 from colibri_router.store.grouping import GroupedWrites
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
-from colibri_router.store.postgres import calls, cancels, ledger, rates, reservations, threads
+from colibri_router.store.postgres import calls, cancels, keys, ledger, rates, reservations, threads
 from colibri_router.store.postgres.cancels import CancelListener
 from colibri_router.store.postgres.connection import (
     DEFAULT_CONNECT_TIMEOUT_S,
@@ -219,6 +219,17 @@ class PostgresStore:
 
     def cancel_listener(self, on_cancel: Callable[[str], None]) -> CancelListener:
         return CancelListener(self._database, on_cancel)
+
+    # Pool keys set aside, shared by the replicas (docs/keys.md)
+
+    async def key_set_asides(self, now: float) -> list[keys.SetAsideRow]:
+        return await self._database.run(lambda c: keys.current(c, now))
+
+    async def set_key_aside(self, row: keys.SetAsideRow, now: float) -> None:
+        await self._database.run(lambda c: keys.record(c, row, now))
+
+    async def clear_key(self, provider: str, fingerprint: str) -> None:
+        await self._database.run(lambda c: keys.clear(c, provider, fingerprint))
 
     def _now(self) -> datetime:
         return as_utc(self._clock())

@@ -94,6 +94,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX rate_events_by_principal ON rate_events (principal, at_ms)",
     ),
+    # 6: which pool key a call used, by fingerprint (docs/keys.md).
+    ("ALTER TABLE ledger ADD COLUMN key_fingerprint TEXT",),
 )
 
 CURRENT_VERSION = len(MIGRATIONS)

@@ -54,6 +54,7 @@ def read_error(status: int, headers: Mapping[str, str], raw: bytes) -> UpstreamE
             message=f"{message} (a per-day quota: it resets at midnight Pacific time, so the call is not retried)",
             error_type=status_name,
             retryable=False,
+            kind="QUOTA_EXCEEDED",  # the key's quota is spent: another key may still have some (docs/keys.md)
         )
     wait = _retry_delay(details)
     if wait is None:
