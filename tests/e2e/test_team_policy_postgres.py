@@ -15,6 +15,7 @@ from http_harness import http_server, http_session, tokens_for
 from colibri_router.pricing import worst_case_cost
 from colibri_router.providers import BUILTIN
 from colibri_router.router import build_request
+from colibri_router.router.call import call_from
 from colibri_router.schema import RouterCallInput
 from colibri_router.store import micro_to_usd, usd_to_micro
 from colibri_router.token_estimate import request_tokens
@@ -72,7 +73,7 @@ async def test_two_replicas_hold_one_members_rpm_exactly(
 async def test_two_replicas_hold_one_members_daily_budget_exactly(
     fake_upstream: FakeUpstream, team_env: dict[str, str], tmp_path: Path
 ) -> None:
-    request, _ = build_request(RouterCallInput.model_validate(CALL), MODEL)
+    request, _ = build_request(call_from(RouterCallInput.model_validate(CALL)), MODEL)
     cost = worst_case_cost(BUILTIN["kimi"].price_provider, MODEL, request_tokens(request), 1000)
     assert cost is not None and cost > 0
     estimate = usd_to_micro(cost)

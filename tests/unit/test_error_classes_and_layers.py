@@ -175,6 +175,7 @@ def test_the_error_module_defines_only_named_condition_classes() -> None:
         "ConfigError",
         "InvalidRequestError",
         "InvalidOutputError",
+        "ConfirmationDeclinedError",
         "ApiError",
         "CostCapError",
         "DeadlineError",
