@@ -1,7 +1,8 @@
 """What the ``/ui`` browser tests share: Debian's Chromium (found, or the tests skip saying why; under
 CI they fail instead), axe-core from the npm registry (pinned in ``tests/webui/axe``, installed once
 into the user's cache directory like the agent CLIs, never committed), a ledger written through the
-real SQLite store, and the real ``colibri-router serve --http`` process reading it."""
+real SQLite store, and the real ``colibri-router serve --http`` process reading it. The ``browser``
+fixture (one Chromium per test module) reaches every test here through ``tests/webui/conftest.py``."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import httpx
 import pytest
 from filelock import FileLock
 from platformdirs import user_cache_path
+from playwright.sync_api import Browser, sync_playwright
 
 from colibri_router.store import LedgerAttempt, LedgerRow
 from colibri_router.store.sqlite.store import SqliteStore
@@ -34,6 +36,8 @@ AXE_PACKAGE = Path(__file__).parent / "axe"
 SERVER_COMMAND = str(Path(sys.executable).with_name("colibri-router"))
 # Debian's and Ubuntu's names, then Google Chrome's (GitHub's Ubuntu runners have it).
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
 
 
 def _unavailable(reason: str) -> None:
@@ -51,6 +55,16 @@ def chromium_path() -> str:
         _unavailable("no Chromium found (Debian: apt-get install chromium): the /ui browser tests need one")
     assert found is not None
     return found
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """The system's Chromium, headless, for one test module."""
+    executable = chromium_path()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield launched
+        launched.close()
 
 
 def axe_source() -> str:

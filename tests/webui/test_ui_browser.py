@@ -15,28 +15,16 @@ from pathlib import Path
 import html5lib
 import httpx
 import pytest
-from browser_support import Team, axe_source, chromium_path, team_server
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from browser_support import DESKTOP, PHONE, Team, axe_source, team_server
+from playwright.sync_api import Browser, BrowserContext, Page
 
 pytestmark = pytest.mark.e2e
-
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 900}
 
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
     with team_server(tmp_path_factory.mktemp("team")) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = chromium_path()
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from colibri_router.testing.transcript import StepRecord, ToolCallRecord
 # Nothing may be fetched: styles are inline, images are inline SVG.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 TEXT_PREVIEW_CHARS = 160
-BAR_WIDTH = 120
+BAR_WIDTH = 80  # narrow enough that the models table fits 1280 px beside the pass@k columns
 
 STYLE = """
 :root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #57606a; --line: #d0d7de;
@@ -35,10 +35,12 @@ STYLE = """
 * { box-sizing: border-box; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
   background: var(--bg); margin: 0 auto; padding: 1.5rem; max-width: 80rem; }
+@media (max-width: 40rem) { body { padding: 1rem .75rem; } }
 h1 { font-size: 1.5rem; margin: 0 0 .25rem; } h2 { font-size: 1.25rem; margin-top: 2.5rem; }
 h3 { font-size: 1.05rem; margin-top: 1.5rem; }
 .muted { color: var(--muted); }
 .scroll { overflow-x: auto; }
+.scroll:focus-visible, summary:focus-visible, a:focus-visible { outline: 2px solid var(--fg); outline-offset: 2px; }
 table { border-collapse: collapse; margin: .5rem 0; }
 th, td { border: 1px solid var(--line); padding: .3rem .55rem; text-align: left; vertical-align: top; }
 th { background: var(--panel); font-weight: 600; }
@@ -126,10 +128,10 @@ def _scenario(index: int, report: Report) -> str:
         f'<p class="muted">Minimum pass rate {report.min_pass_rate:g}; {report.totals.runs} runs, '
         f"{report.totals.steps} model calls, {report.totals.tool_calls} tool calls.</p>",
         "<h3>Models</h3>",
-        _models_table(report.models),
+        _models_table(report.scenario, report.models),
         _comparison(report),
         "<h3>Trajectories</h3>",
-        _trajectories(runs),
+        _trajectories(report.scenario, runs),
         "<h3>Runs</h3>",
         *(_run(run) for run in runs),
         _coverage(report),
@@ -138,7 +140,7 @@ def _scenario(index: int, report: Report) -> str:
     return "\n".join(part for part in parts if part)
 
 
-def _models_table(models: Sequence[ModelReport]) -> str:
+def _models_table(scenario: str, models: Sequence[ModelReport]) -> str:
     depth = max((len(model.pass_at_k) for model in models), default=0)
     ks = range(1, depth + 1)
     head = (
@@ -166,7 +168,16 @@ def _models_table(models: Sequence[ModelReport]) -> str:
             f"<td class='num'>{model.distinct_trajectories}</td>",
         ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    return f"<div class='scroll'><table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table></div>"
+    return _table(f"Models, {scenario}", head, rows)
+
+
+def _table(label: str, head: str, rows: Sequence[str]) -> str:
+    """A table that scrolls sideways when it is wider than the window: the scrolling box is a named
+    region the keyboard can focus, so it can be scrolled without a mouse."""
+    return (
+        f"<div class='scroll' role='region' aria-label='{e(label)}' tabindex='0'>"
+        f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def _rate_bar(rate: float | None) -> str:
@@ -212,9 +223,8 @@ def _comparison(report: Report) -> str:
         "<th scope='col'>Only this model called</th><th scope='col'>Never called</th>"
         "<th scope='col'>Argument differences</th></tr>"
     )
-    return (
-        "<h3>Against the reference model</h3>"
-        f"<div class='scroll'><table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table></div>"
+    return "<h3>Against the reference model</h3>" + _table(
+        f"Against the reference model, {report.scenario}", head, rows
     )
 
 
@@ -231,7 +241,7 @@ def first_divergence(runs: Sequence[RunReport]) -> int | None:
     return None
 
 
-def _trajectories(runs: Sequence[RunReport]) -> str:
+def _trajectories(scenario: str, runs: Sequence[RunReport]) -> str:
     if not runs:
         return "<p class='muted'>No runs.</p>"
     diverges = first_divergence(runs)
@@ -263,7 +273,7 @@ def _trajectories(runs: Sequence[RunReport]) -> str:
         if len(runs) > 1
         else ""
     )
-    return f"{note}<div class='scroll'><table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table></div>"
+    return note + _table(f"Trajectories, {scenario}", head, rows)
 
 
 def _at(run: RunReport, step: int) -> list[str] | None:
