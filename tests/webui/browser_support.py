@@ -163,6 +163,13 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+# The providers' keys the server holds (never sent anywhere: no test makes a call): a pool of two, and one.
+PROVIDER_KEYS = {
+    "COLIBRI_KIMI_API_KEY": "sk-uiKimiPoolKeyOne00000000000000,sk-uiKimiPoolKeyTwo00000000000000",
+    "OPENAI_API_KEY": "sk-proj-uiOpenaiSingleKey000000000000000",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Team:
     """A running server: its base URL, each member's token, the ledger it reads."""
@@ -175,7 +182,7 @@ class Team:
 @contextmanager
 def team_server(directory: Path, *, workers: int = 1) -> Iterator[Team]:
     """``serve --http`` with a tokens file (ops, an admin; alice and bob, members), a budget per
-    member, and the ledger of :func:`ledger_rows` in its SQLite database."""
+    member, the keys of :data:`PROVIDER_KEYS`, and the ledger of :func:`ledger_rows` in its SQLite database."""
     ledger = ledger_rows(datetime.now(UTC))
     write_ledger(directory / "ledger.db", ledger.rows)
     tokens = {name: add_token(directory / "tokens", name) for name in ("ops", "alice", "bob")}
@@ -188,6 +195,7 @@ def team_server(directory: Path, *, workers: int = 1) -> Iterator[Team]:
         "COLIBRI_HTTP_TOKENS_FILE": str(directory / "tokens"),
         "COLIBRI_HTTP_ADMINS": "ops",
         "COLIBRI_BUDGET_DAILY_USD_PER_USER": "0.5",
+        **PROVIDER_KEYS,
     }
     port = free_port()
     log = directory / "server.log"

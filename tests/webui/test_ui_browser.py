@@ -2,7 +2,8 @@
 --http`` process reading a ledger written through the SQLite store: logging in, the spend charts and
 tables, filtering calls, a call's detail, a member restricted to their own calls, the login page for
 a missing or wrong token, the session cookie's flags, cross-site POSTs refused, valid HTML, axe-core
-finding no serious violation, and pages that fit a phone. One server and one browser for the module.
+finding no serious violation, pages that fit a phone, and the providers' keys by fingerprint for
+administrators only. One server and one browser for the module.
 
 ``UI_SCREENSHOTS=DIR`` also saves each page's screenshot there (``docs/`` holds them)."""
 
@@ -15,8 +16,10 @@ from pathlib import Path
 import html5lib
 import httpx
 import pytest
-from browser_support import DESKTOP, PHONE, Team, axe_source, team_server
+from browser_support import DESKTOP, PHONE, PROVIDER_KEYS, Team, axe_source, team_server
 from playwright.sync_api import Browser, BrowserContext, Page
+
+from colibri_router.engine.keys import fingerprint
 
 pytestmark = pytest.mark.e2e
 
@@ -225,6 +228,7 @@ def _pages(team: Team, page: Page) -> list[tuple[str, str]]:
         ("calls-all", "/ui/calls"),
         ("call", str(call)),
         ("members", "/ui/members"),
+        ("keys", "/ui/keys"),
     ]
 
 
@@ -284,7 +288,7 @@ def test_pages_fit_the_width_and_work_from_the_keyboard(browser: Browser, team: 
             page.goto(f"{team.base}{path}")
             overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
             assert overflow <= 0, f"{name} is {overflow} px wider than a {viewport['width']} px window"
-            if keep and name in ("spend", "calls-all", "call", "members") and (not label or name == "spend"):
+            if keep and name in ("spend", "calls-all", "call", "members", "keys") and (not label or name == "spend"):
                 page.screenshot(path=str(Path(keep) / f"ui-{name.removesuffix('-all')}{label}.png"), full_page=True)
     context.close()
 
@@ -301,3 +305,27 @@ def test_the_members_page_shows_each_member_against_the_budget(context: BrowserC
     assert rows["bob"][3:5] == ["1", "1"] and rows["bob"][5].startswith("$0.00 of $0.50")
     meter = page.locator("table meter").nth(list(rows).index("alice"))
     assert meter.get_attribute("value") == "1" and meter.get_attribute("aria-label") == "1% of the budget used"
+
+
+def test_an_admin_sees_the_keys_by_fingerprint_and_a_member_does_not(context: BrowserContext, team: Team) -> None:
+    page = context.new_page()
+    log_in(page, team, "ops")
+    page.get_by_role("link", name="Keys").click()
+    assert page.url == f"{team.base}/ui/keys"
+    kimi = PROVIDER_KEYS["COLIBRI_KIMI_API_KEY"].split(",")
+    # kimi-anthropic (Kimi's Anthropic-compatible endpoint) reads the same variable: its own pool.
+    expected = [[fingerprint(name, key), name, "usable", "", ""] for name in ("kimi", "kimi-anthropic") for key in kimi]
+    expected.append([fingerprint("openai", PROVIDER_KEYS["OPENAI_API_KEY"]), "openai", "usable", "", ""])
+    assert sorted(table_rows(page, "Provider keys")) == sorted(expected)
+    source = page.content()
+    assert not [key for key in [*kimi, PROVIDER_KEYS["OPENAI_API_KEY"]] if key in source or key[3:15] in source]
+    member = context.browser.new_context()  # type: ignore[union-attr]
+    member_page = member.new_page()
+    log_in(member_page, team, "bob")
+    assert member_page.get_by_role("link", name="Keys").count() == 0
+    assert member_page.get_by_role("link", name="Members").count() == 1
+    answer = member_page.goto(f"{team.base}/ui/keys")
+    assert answer is not None and answer.status == 404  # as another member's call
+    assert member_page.locator("h1").inner_text() == "No such page"
+    assert fingerprint("kimi", kimi[0]) not in member_page.content()
+    member.close()

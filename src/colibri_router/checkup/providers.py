@@ -14,7 +14,7 @@ import httpx
 from colibri_router.agents.command import runs
 from colibri_router.checkup import Section
 from colibri_router.engine.clients import shared_client
-from colibri_router.engine.keys import REASON_OF_KIND, KeyPool, fingerprint, pool_for, share_through
+from colibri_router.engine.keys import REASON_OF_KIND, KeyPool, KeyStatus, fingerprint, pool_for, share_through
 from colibri_router.engine.shared_keys import SharedSetAsides
 from colibri_router.engine.transport import get_json
 from colibri_router.errors import ColibriError, ConfigError
@@ -135,18 +135,22 @@ class _Rows:
         return None
 
 
-def _keys(spec: ProviderSpec) -> list[dict[str, Any]]:
+def key_statuses(spec: ProviderSpec) -> list[KeyStatus]:
     """Each key by fingerprint and its state in this process (shared with the replicas' on the team
-    server); a single key is never set aside."""
+    server); a single key is never set aside. doctor lists these, and so does ``/ui/keys``."""
     try:
         keys = configured_keys(spec)
     except ConfigError:
         return []
     if len(keys) == 1:
-        return [{"fingerprint": fingerprint(spec.name, keys[0]), "state": "usable", "seconds_left": None}]
+        return [KeyStatus(fingerprint(spec.name, keys[0]), "usable", None)]
+    return pool_for(spec.name, keys).statuses() if keys else []
+
+
+def _keys(spec: ProviderSpec) -> list[dict[str, Any]]:
     return [
         {"fingerprint": status.fingerprint, "state": status.state, "seconds_left": status.seconds_left}
-        for status in (pool_for(spec.name, keys).statuses() if keys else [])
+        for status in key_statuses(spec)
     ]
 
 

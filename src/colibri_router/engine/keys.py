@@ -94,11 +94,13 @@ class SetAside:
 
 @dataclass(frozen=True, slots=True)
 class KeyStatus:
-    """What doctor and router_models show of a key: its fingerprint and state now."""
+    """What doctor, router_models and /ui show of a key: its fingerprint and state now."""
 
     fingerprint: str
     state: Literal["usable", "rate_limited", "out_of_quota", "invalid"]
     seconds_left: float | None  # None: usable, or set aside until restart
+    until: float | None = None  # wall-clock seconds it comes back at; None as above
+    strikes: int = 0  # consecutive set-asides for the same reason (0: usable)
 
 
 class SetAsideStore(Protocol):
@@ -234,8 +236,9 @@ class KeyPool:
             if entry is None:
                 statuses.append(KeyStatus(fp, "usable", None))
             else:
-                left = None if entry.until == FOREVER else round(entry.seconds_left(now), 1)
-                statuses.append(KeyStatus(fp, entry.reason, left))
+                forever = entry.until == FOREVER
+                left = None if forever else round(entry.seconds_left(now), 1)
+                statuses.append(KeyStatus(fp, entry.reason, left, None if forever else entry.until, entry.strikes))
         return statuses
 
     def _current_aside(self) -> dict[str, SetAside]:
@@ -285,6 +288,12 @@ def share_through(store: SetAsideStore | None) -> None:
             _shared_store.append(store)
         for pool in _pools.values():
             pool.store = store
+
+
+def shared_set_asides() -> SetAsideStore | None:
+    """The replicas' store the pools share through, if the server opened one."""
+    with _pools_lock:
+        return _shared_store[0] if _shared_store else None
 
 
 def pools() -> list[KeyPool]:

@@ -3,6 +3,7 @@
 Spend per day by member and by model (7, 30 or 90 days, and yesterday's), recent calls with filters,
 one call's detail, and the members of the tokens file with their usage against the budgets. All of it
 is read from the ledger the server already writes, through the :class:`~colibri_router.store.Store`.
+Administrators also see the providers' keys by fingerprint and their state (:mod:`.keys`).
 
 A member logs in with their token and gets a session cookie (:mod:`.sessions`); administrators
 (``COLIBRI_HTTP_ADMINS``) see everyone's calls, others their own. The HTML is made on the server

@@ -11,6 +11,7 @@ from colibri_router.store import format_usd
 from colibri_router.webui.markup import Html, html, join
 
 NAVIGATION = (("spend", "Spend"), ("calls", "Calls"), ("members", "Members"))
+ADMIN_NAVIGATION = (("keys", "Keys"),)  # linked for administrators only
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +40,7 @@ def page(title: str, body: Html, viewer: Viewer | None = None, current: str = ""
                 label=label,
                 current=Html(' aria-current="page"') if slug == current else Html(""),
             )
-            for slug, label in NAVIGATION
+            for slug, label in NAVIGATION + (ADMIN_NAVIGATION if viewer.admin else ())
         ]
         header = html(
             '<nav aria-label="Pages"><ul>{links}</ul></nav>'

@@ -22,6 +22,7 @@ from colibri_router.store import BudgetLimits, CallQuery, Store, shared_store
 from colibri_router.store.utc_windows import utc_now
 from colibri_router.tokens import TokensFile
 from colibri_router.webui import pages
+from colibri_router.webui.keys import keys_page, provider_keys
 from colibri_router.webui.layout import Viewer
 from colibri_router.webui.markup import Html
 from colibri_router.webui.queries import WINDOWS_DAYS, members_usage, spend_series, yesterday
@@ -75,6 +76,7 @@ class TeamPages:
             Route("/ui/calls", self._page(self.calls), methods=["GET"]),
             Route("/ui/calls/{call_id:int}", self._page(self.call), methods=["GET"]),
             Route("/ui/members", self._page(self.members), methods=["GET"]),
+            Route("/ui/keys", self._page(self.keys), methods=["GET"]),
         ]
 
     # Logging in and out
@@ -179,6 +181,11 @@ class TeamPages:
         )
         admins = comma_list(settings.http_admins)
         return _answer(pages.members_page(viewer, names, admins, usage, limits))
+
+    async def keys(self, request: Request, viewer: Viewer, store: Store) -> Response:
+        if not viewer.admin:  # as another member's call: the same answer as an address that is not there
+            return _answer(pages.message_page("No such page", "There is no page here.", viewer), 404)
+        return _answer(keys_page(viewer, await provider_keys()))
 
     # Checks every request passes
 
