@@ -183,10 +183,8 @@ class RouterCallInput(BaseModel):
     messages: list[InputMessage] | None = Field(
         None,
         min_length=1,
-        description=(
-            "The conversation (Anthropic Messages shape), ending with a user turn. Tool loop: append the "
-            "last result's `message`, then a user turn of tool_result blocks."
-        ),
+        # The tool loop (append the result's `message`, then tool_result blocks) is in the tool's description.
+        description="The conversation (Anthropic Messages shape), ending with a user turn.",
     )
     provider: str | None = Field(
         None,
@@ -234,6 +232,7 @@ class RouterCallInput(BaseModel):
         max_length=64,
         description="Paths, globs or directories read on the server, into the last user turn (text line-numbered).",
     )
+    background: Literal["auto"] | bool = Field("auto", description="true: job handle now; auto: after 40 s.")
     # Set once `files` were read into the conversation (then `files` is None): what they added, for
     # the limits checked per model and for the result. Not part of the input a host sends.
     _reading: Any = PrivateAttr(default=None)

@@ -51,13 +51,15 @@ Kind: TypeAlias = Literal[
     "CONFIG_ERROR",
     "BUDGET_EXCEEDED",
     "STORE_UNAVAILABLE",
+    "SERVER_STOPPED",
+    "CANCELLED",
     "UNKNOWN",
 ]
 # Kinds where a later identical call can succeed: waiting helps (rate limits, overload, 5xx, network,
 # timeouts, a database that is restarting); it does not for quota, auth, bad requests, context length
 # or a content filter.
 RETRYABLE_KINDS: frozenset[str] = frozenset(
-    {"RATE_LIMITED", "PROVIDER_ERROR", "NETWORK_ERROR", "TIMEOUT", "STORE_UNAVAILABLE"}
+    {"RATE_LIMITED", "PROVIDER_ERROR", "NETWORK_ERROR", "TIMEOUT", "STORE_UNAVAILABLE", "SERVER_STOPPED"}
 )
 
 
@@ -175,6 +177,27 @@ class CostCapError(ColibriError):
 
     code = "BUDGET_EXCEEDED"
     kind: Kind = "BUDGET_EXCEEDED"
+
+
+class JobNotFoundError(ColibriError):
+    """``router_job`` names no job of the caller's: unknown, expired, or another member's (one answer)."""
+
+    code = "JOB_NOT_FOUND"
+    kind: Kind = "INVALID_REQUEST"
+
+
+class ServerStoppedError(ColibriError):
+    """A job's server stopped (Ctrl-C, SIGTERM, a crash) before the job ended; the call can be made again."""
+
+    code = "SERVER_STOPPED"
+    kind: Kind = "SERVER_STOPPED"
+
+
+class JobCancelledError(ColibriError):
+    """``router_job`` with ``cancel`` (or ``colibri-router jobs ID --cancel``) ended the job."""
+
+    code = "JOB_CANCELLED"
+    kind: Kind = "CANCELLED"
 
 
 class DeadlineError(ColibriError):
