@@ -40,17 +40,21 @@ def cancel_published(key: str) -> bool:
 
 async def for_tool(args: RouterJobInput, call: ToolCall) -> JobHandle | JobList | Final:
     """router_job, as the tool table (:mod:`colibri_router.server.table`) calls it."""
-    return await follow(args, call.caller.name, call.notify, load_settings())
+    settings = load_settings()
+    if args.job_id is None:
+        return await listing(job_store(settings), call.caller.name, settings)
+    return await follow(
+        args.job_id, call.caller.name, call.notify, wait_s=args.wait_s, cancel=args.cancel, settings=settings
+    )
 
 
 async def follow(
-    args: RouterJobInput, principal: str, notify: Notify, settings: Settings
-) -> JobHandle | JobList | Final:
+    job_id: str, principal: str, notify: Notify, *, wait_s: float, cancel: bool, settings: Settings
+) -> JobHandle | Final:
+    """The job's result once it ends (within ``wait_s``), else its handle; ``cancel`` first cancels it."""
     store = job_store(settings)
-    if args.job_id is None:
-        return await listing(store, principal, settings)
-    record = await _current(store, args.job_id, principal, settings)
-    if args.cancel and record.status == "running":
+    record = await _current(store, job_id, principal, settings)
+    if cancel and record.status == "running":
         await store.request_job_cancel(record.job_id, principal)
         if not RUNNER.cancel(record.job_id) and isinstance(store, CancelBroadcast):
             await store.publish_cancel(cancel_key(record.job_id))
@@ -58,12 +62,12 @@ async def follow(
     if record.status == "running" and local is not None:
         local.listeners.append(notify)
         try:
-            with anyio.move_on_after(args.wait_s):
+            with anyio.move_on_after(wait_s):
                 await local.done.wait()
         finally:
             local.listeners.remove(notify)
         return local.final if local.final is not None else local.handle()
-    return await _poll(store, record, principal, notify, wait_s=args.wait_s, settings=settings)
+    return await _poll(store, record, principal, notify, wait_s=wait_s, settings=settings)
 
 
 async def _poll(

@@ -78,11 +78,20 @@ def error_final(error: ColibriError) -> Final:
 class Job:
     """A call running in this process as a (possible) job."""
 
-    def __init__(self, tool: str, principal: str, store: JobStore, ttl_s: float) -> None:
-        self.job_id = new_job_id()
+    def __init__(
+        self,
+        tool: str,
+        principal: str,
+        store: JobStore,
+        ttl_s: float,
+        *,
+        job_id: str | None = None,
+        owner: str | None = None,
+    ) -> None:
+        self.job_id = job_id or new_job_id()
         self.tool = tool
         self.principal = principal
-        self.owner = owners.this_process()
+        self.owner = owner or owners.this_process()
         self.started_at = datetime.now(UTC)
         self.store = store
         self.ttl_s = ttl_s
@@ -164,6 +173,23 @@ class Runner:
         finally:
             job.listeners.remove(notify)
         return job.final if job.final is not None else job.handle()
+
+    async def run_recorded(self, record: JobRecord, work: Work, settings: Settings) -> Final:
+        """Run ``work`` as the job whose row ``record`` is, already in the store (a detached
+        ``call --background``); its final result."""
+        job = Job(
+            record.tool,
+            record.principal,
+            job_store(settings),
+            settings.job_ttl_s,
+            job_id=record.job_id,
+            owner=record.owner,
+        )
+        job.recorded.set()
+        self._jobs[job.job_id] = job
+        await self._run(job, work)
+        assert job.final is not None
+        return job.final
 
     async def _hand_off(self, job: Job) -> None:
         async with job.lock:
