@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import time
 from pathlib import Path
@@ -222,3 +223,44 @@ async def test_an_unknown_job_is_a_coded_error_and_the_store_off_keeps_jobs_in_m
     assert _is_handle(handle)
     assert _structured(final)["content"] == "late"
     assert [job["status"] for job in _structured(listed)["jobs"]] == ["succeeded"]
+
+
+def _owner_pid(job_id: str) -> int:
+    database = Path(os.environ["COLIBRI_STATE_DIR"]) / "colibri.db"
+    with sqlite3.connect(database) as connection:
+        (owner,) = connection.execute("SELECT owner FROM jobs WHERE job_id = ?", (job_id,)).fetchone()
+    return int(owner.split(":")[1])
+
+
+async def test_a_server_killed_with_a_running_job_leaves_it_failed_with_server_stopped(
+    fake_upstream: FakeUpstream, server_log: Path
+) -> None:
+    fake_upstream.kimi.enqueue(kimi_text("never", model=KIMI, hold_open_s=60))
+    async with router_session(_env(fake_upstream), server_log) as session:
+        handle = await session.call_tool("router_call", {"prompt": "q", "model": KIMI, "background": True})
+        job_id = _structured(handle)["job_id"]
+        os.kill(_owner_pid(job_id), signal.SIGKILL)  # the server process: a crash, no clean shutdown
+    async with router_session(_env(fake_upstream), server_log) as session:
+        after = await session.call_tool("router_job", {"job_id": job_id, "wait_s": 5})
+        listed = await session.call_tool("router_job", {})
+
+    assert after.is_error
+    assert _structured(after)["error"]["code"] == "SERVER_STOPPED"
+    assert [(job["job_id"], job["status"]) for job in _structured(listed)["jobs"]] == [(job_id, "failed")]
+
+
+async def test_a_finished_job_is_forgotten_after_colibri_job_ttl_s(
+    fake_upstream: FakeUpstream, server_log: Path
+) -> None:
+    fake_upstream.kimi.enqueue(kimi_text("soon gone", model=KIMI, delay_s=1.5))
+    async with router_session(_env(fake_upstream, COLIBRI_JOB_TTL_S="1"), server_log) as session:
+        handle = await session.call_tool("router_call", {"prompt": "q", "model": KIMI})
+        final = await _until_done(session, _structured(handle)["job_id"])
+        await anyio.sleep(1.5)
+        gone = await session.call_tool("router_job", {"job_id": _structured(handle)["job_id"]})
+        listed = await session.call_tool("router_job", {})
+
+    assert _structured(final)["content"] == "soon gone"
+    assert gone.is_error
+    assert _structured(gone)["error"]["code"] == "JOB_NOT_FOUND"
+    assert _structured(listed)["jobs"] == []
