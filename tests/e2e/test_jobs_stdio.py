@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from fake_upstream import FakeUpstream, anthropic_text, error, kimi_text, kimi_tool_calls
+from fake_upstream import FakeUpstream, anthropic_text, error, kimi_text, kimi_tool_calls, openai_text
 from harness import every_provider_env, router_session
 from mcp.types import CallToolResult
 
@@ -264,3 +264,51 @@ async def test_a_finished_job_is_forgotten_after_colibri_job_ttl_s(
     assert gone.is_error
     assert _structured(gone)["error"]["code"] == "JOB_NOT_FOUND"
     assert _structured(listed)["jobs"] == []
+
+
+# The "done when", scaled down: four models that each take longer than the host waits, and a
+# judge, for a host that cuts every tool call at CUT_S; the same answers and cost as a host that waits.
+CUT_S = 4.0
+MODEL_S = 6.0
+FOUR = [SONNET, "gpt-4.1", KIMI, "deepseek-chat"]
+
+
+def _four_slow_answers(fake_upstream: FakeUpstream) -> None:
+    fake_upstream.anthropic.enqueue(anthropic_text("sonnet: safe", delay_s=MODEL_S))
+    fake_upstream.route("openai").enqueue(openai_text("gpt: safe", model="gpt-4.1", delay_s=MODEL_S))
+    fake_upstream.kimi.enqueue(
+        kimi_text("kimi: unsafe", model=KIMI, delay_s=MODEL_S),
+        kimi_text("Three say safe.\nAGREEMENT: 0.75", delay_s=1.5),  # the judge
+    )
+    fake_upstream.route("deepseek").enqueue(openai_text("deepseek: safe", model="deepseek-chat", delay_s=MODEL_S))
+
+
+async def test_four_slow_models_and_a_judge_complete_for_a_host_that_cuts_calls(
+    fake_upstream: FakeUpstream, server_log: Path
+) -> None:
+    arguments = {"prompt": "Is this migration safe?", "models": FOUR, "judge": "kimi"}
+    calls = 0
+    async with router_session(_env(fake_upstream), server_log) as session:
+        _four_slow_answers(fake_upstream)
+        with anyio.fail_after(CUT_S):  # the host's cut-off: every tool call must answer within it
+            result = await session.call_tool("router_ask_many", arguments)
+        while _is_handle(result):
+            calls += 1
+            with anyio.fail_after(CUT_S):
+                result = await session.call_tool(
+                    "router_job", {"job_id": _structured(result)["job_id"], "wait_s": CUT_S - 1}
+                )
+        _four_slow_answers(fake_upstream)
+        waited = await session.call_tool("router_ask_many", {**arguments, "background": False})
+
+    assert calls >= 2  # it took several router_job calls, each under the cut-off
+    assert not result.is_error
+    assert _without_timings(_structured(result)) == _without_timings(_structured(waited))
+    assert [answer["content"] for answer in _structured(result)["answers"]] == [
+        "sonnet: safe",
+        "gpt: safe",
+        "kimi: unsafe",
+        "deepseek: safe",
+    ]
+    assert _structured(result)["verdict"]["agreement"] == 0.75
+    assert _structured(result)["total_cost_usd"] == _structured(waited)["total_cost_usd"] > 0
