@@ -62,8 +62,7 @@ async def follow(
     if record.status == "running" and local is not None:
         local.listeners.append(notify)
         try:
-            with anyio.move_on_after(wait_s):
-                await local.done.wait()
+            await local.ended(wait_s)
         finally:
             local.listeners.remove(notify)
         return local.final if local.final is not None else local.handle()

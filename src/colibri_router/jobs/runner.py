@@ -18,6 +18,7 @@ calls exactly as a direct call's.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -76,14 +77,14 @@ def error_final(error: ColibriError) -> Final:
 
 
 class Job:
-    """A call running in this process as a (possible) job."""
+    """A call running in this process as a (possible) job. A call that ends before its hand-off costs
+    one task and this object: the store is touched, and the recorder started, only at the hand-off."""
 
     def __init__(
         self,
         tool: str,
         principal: str,
-        store: JobStore,
-        ttl_s: float,
+        settings: Settings,
         *,
         job_id: str | None = None,
         owner: str | None = None,
@@ -93,19 +94,25 @@ class Job:
         self.principal = principal
         self.owner = owner or owners.this_process()
         self.started_at = datetime.now(UTC)
-        self.store = store
-        self.ttl_s = ttl_s
+        self.settings = settings
+        self.store: JobStore | None = None  # set at the hand-off, with the row
         self.progress: str | None = None
         self.cost_micro_usd = 0
+        self.changed = False  # progress or cost not yet written to the row
         self.final: Final | None = None
         self.status: JobStatus = "running"
         self.listeners: list[Notify] = []
         self.scope = anyio.CancelScope()
         self.stop_reason: StopReason | None = None
-        self.done = asyncio.Event()
-        self.recorded = asyncio.Event()  # its row is in the store: it was handed off
-        self.changed = asyncio.Event()
-        self.lock = asyncio.Lock()  # orders the row's creation and its final write
+        self.task: asyncio.Task[None] | None = None
+        self.recorder: asyncio.Task[None] | None = None
+        # While the row is being written: the end of the work waits for it before it writes its result.
+        self.handing_off: asyncio.Future[None] | None = None
+
+    @property
+    def recorded(self) -> bool:
+        """Its row is in the store: it was handed off."""
+        return self.store is not None
 
     def handle(self) -> JobHandle:
         return JobHandle(
@@ -118,13 +125,13 @@ class Job:
 
     def add_cost(self, micro_usd: int) -> None:
         self.cost_micro_usd += micro_usd
-        self.changed.set()
+        self.changed = True
 
     async def notify(self, progress: float, message: str, total: float | None) -> None:
         """The service's progress: kept for the row and the handle, and passed to whoever listens
         (the original request until it hands off, each ``router_job`` while it waits)."""
         self.progress = message
-        self.changed.set()
+        self.changed = True
         for listener in list(self.listeners):
             try:
                 await listener(progress, message, total)
@@ -135,6 +142,13 @@ class Job:
     def stop(self, reason: StopReason) -> None:
         self.stop_reason = self.stop_reason or reason
         self.scope.cancel()
+
+    async def ended(self, wait_s: float) -> bool:
+        """Wait up to ``wait_s`` seconds for the job to end; whether it has."""
+        assert self.task is not None
+        if not self.task.done():
+            await asyncio.wait({self.task}, timeout=wait_s)
+        return self.task.done()
 
 
 class Runner:
@@ -152,18 +166,12 @@ class Runner:
     ) -> Final | JobHandle:
         """Run ``work`` as a job that hands off as ``background`` says (never ``False``: the caller
         runs such a call itself): its result when it ends in time, else the handle."""
-        job = Job(tool, principal, job_store(settings), settings.job_ttl_s)
+        job = Job(tool, principal, settings)
         job.listeners.append(notify)
-        self._jobs[job.job_id] = job
-        # Its own task (a copy of this request's context: the caller, the MCP session, the trace),
-        # so that it outlives the request that started it.
-        task = asyncio.get_running_loop().create_task(self._run(job, work))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._start(job, work)
         try:
             if background == "auto":
-                with anyio.move_on_after(settings.handoff_s):
-                    await job.done.wait()
+                await job.ended(settings.handoff_s)
             if job.final is None:
                 await self._hand_off(job)
         except BaseException:
@@ -177,24 +185,26 @@ class Runner:
     async def run_recorded(self, record: JobRecord, work: Work, settings: Settings) -> Final:
         """Run ``work`` as the job whose row ``record`` is, already in the store (a detached
         ``call --background``); its final result."""
-        job = Job(
-            record.tool,
-            record.principal,
-            job_store(settings),
-            settings.job_ttl_s,
-            job_id=record.job_id,
-            owner=record.owner,
-        )
-        job.recorded.set()
-        self._jobs[job.job_id] = job
-        await self._run(job, work)
+        job = Job(record.tool, record.principal, settings, job_id=record.job_id, owner=record.owner)
+        job.store = job_store(settings)
+        self._start(job, work)
+        job.recorder = asyncio.get_running_loop().create_task(self._record(job, job.store))
+        await job.ended(math.inf)
         assert job.final is not None
         return job.final
 
+    def _start(self, job: Job, work: Work) -> None:
+        self._jobs[job.job_id] = job
+        # Its own task (a copy of this request's context: the caller, the MCP session, the trace),
+        # so that it outlives the request that started it.
+        job.task = asyncio.get_running_loop().create_task(self._run(job, work))
+        self._tasks.add(job.task)
+        job.task.add_done_callback(self._tasks.discard)
+
     async def _hand_off(self, job: Job) -> None:
-        async with job.lock:
-            if job.final is not None:
-                return  # it ended while we took the lock: answer its result
+        job.handing_off = asyncio.get_running_loop().create_future()
+        try:
+            store = job_store(job.settings)
             now = datetime.now(UTC)
             record = JobRecord(
                 job_id=job.job_id,
@@ -207,61 +217,66 @@ class Runner:
                 updated_at=now,
                 owner=job.owner,
             )
-            await job.store.create_job(record, job.ttl_s)
-            job.recorded.set()
+            await store.create_job(record, job.settings.job_ttl_s)
+            job.store = store
+        finally:
+            job.handing_off.set_result(None)
+        if job.final is None:
+            job.recorder = asyncio.get_running_loop().create_task(self._record(job, store))
+        else:  # it ended while its row was being written: the end found no row, so its result goes now
+            await self._write_final(job, store)
         get_logger(__name__).info("handed off", tool=job.tool, job_id=job.job_id)
 
     async def _run(self, job: Job, work: Work) -> None:
         spending.count_into(job.add_cost)  # this task's context: the call's ledger rows
         final: Final | None = None
         with job.scope:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._record, job)
-                final = await work(job.notify)
-                group.cancel_scope.cancel()
+            final = await work(job.notify)
         if final is None:
             error = JobCancelledError(CANCELLED) if job.stop_reason == "cancelled" else ServerStoppedError(STOPPED)
             final = error_final(error)
-        status: JobStatus = (
+        job.status = (
             "cancelled"
             if job.stop_reason == "cancelled" and final.is_error
             else "failed"
             if final.is_error
             else "succeeded"
         )
-        with anyio.CancelScope(shield=True):
-            async with job.lock:
-                job.final, job.status = final, status
-                if job.recorded.is_set():
-                    await self._write_final(job, final, status)
-        job.done.set()
+        job.final = final
         self._jobs.pop(job.job_id, None)
+        if job.recorder is not None:
+            job.recorder.cancel()
+        with anyio.CancelScope(shield=True):
+            if job.handing_off is not None and not job.handing_off.done():
+                await job.handing_off  # _hand_off writes the result once the row is there
+            elif job.store is not None:
+                await self._write_final(job, job.store)
 
-    async def _write_final(self, job: Job, final: Final, status: JobStatus) -> None:
+    async def _write_final(self, job: Job, store: JobStore) -> None:
+        assert job.final is not None
         try:
-            await job.store.finish_job(job.job_id, job.owner, status, final.to_json(), job.cost_micro_usd)
+            await store.finish_job(job.job_id, job.owner, job.status, job.final.to_json(), job.cost_micro_usd)
         except StoreError as error:
             get_logger(__name__).error(
                 "job result not stored", job_id=job.job_id, path=error.path, error=str(error.cause)
             )
 
-    async def _record(self, job: Job) -> None:
+    async def _record(self, job: Job, store: JobStore) -> None:
         """Once handed off, until the work ends: progress and cost to the row on each change, the
         row renewed, a cancel asked for through the store obeyed."""
-        await job.recorded.wait()
         written = time.monotonic()
-        job.changed.set()  # what changed between the hand-off and now
+        job.changed = True  # what changed between the hand-off and now
         while True:
             await anyio.sleep(POLL_S)  # a burst of changes within it is one write
             try:
-                if job.changed.is_set() or time.monotonic() - written >= owners.HEARTBEAT_S:
-                    job.changed.clear()
+                if job.changed or time.monotonic() - written >= owners.HEARTBEAT_S:
+                    job.changed = False
                     written = time.monotonic()
-                    cancel = await job.store.update_job(job.job_id, job.owner, job.progress, job.cost_micro_usd)
+                    cancel = await store.update_job(job.job_id, job.owner, job.progress, job.cost_micro_usd)
                     if cancel is None:  # another process judged it stopped: its result could not be stored
                         job.stop("stopped")
                 else:
-                    cancel = await job.store.job_cancel_requested(job.job_id)
+                    cancel = await store.job_cancel_requested(job.job_id)
             except Exception as error:  # a database that failed for a moment must not end the job
                 get_logger(__name__).warning("job progress not stored", job_id=job.job_id, error=str(error))
                 continue
@@ -281,11 +296,10 @@ class Runner:
         jobs get ``grace_s`` seconds to end, then answer ``SERVER_STOPPED``."""
         with anyio.CancelScope(shield=True):
             for job in list(self._jobs.values()):
-                if not job.recorded.is_set():
+                if not job.recorded:
                     job.stop("stopped")
-            with anyio.move_on_after(grace_s):
-                while self._tasks:
-                    await asyncio.wait(set(self._tasks))
+            if self._tasks:
+                await asyncio.wait(set(self._tasks), timeout=grace_s)
             for job in list(self._jobs.values()):
                 job.stop("stopped")
             while self._tasks:
