@@ -107,3 +107,16 @@ def test_a_job_whose_process_died_reads_as_server_stopped(fake_upstream: FakeUps
     error = _json(read)["error"]
     assert (error["code"], error["kind"], error["retryable"]) == ("SERVER_STOPPED", "SERVER_STOPPED", True)
     assert [job["status"] for job in _json(listed)["jobs"]] == ["failed"]
+
+
+def test_jobs_cancel_stops_a_detached_job(fake_upstream: FakeUpstream) -> None:
+    env = every_provider_env(fake_upstream)
+    fake_upstream.kimi.enqueue(kimi_text("never", model=KIMI, hold_open_s=60))
+    handle = _json(cli(env, "call", "q", "--model", KIMI, "--background"))
+
+    cancelled = cli(env, "jobs", handle["job_id"], "--cancel", "--wait", "20")
+    disconnect = fake_upstream.wait_disconnect(5.0)
+
+    assert cancelled.returncode == 1, cancelled.stdout + cancelled.stderr
+    assert _json(cancelled)["error"]["code"] == "JOB_CANCELLED"
+    assert disconnect is not None  # the detached process closed its upstream request
