@@ -13,6 +13,8 @@ jobs, and a finished job answers exactly the result the call would have (success
 - :mod:`.memory`: the jobs of a process whose store is off (``COLIBRI_STORE=off``).
 - :mod:`.owners`: which process runs a job, and whether it is gone.
 - :mod:`.spending`: how a job learns the cost of each ledger row its calls write.
+- :mod:`.errors`: JOB_NOT_FOUND, JOB_CANCELLED, SERVER_STOPPED.
+- :mod:`.detached`: `call --background`, the work in a process of its own.
 
 The rows live in the store (:mod:`colibri_router.store.jobs`). This package never imports ``mcp``:
 the shell turns results into :class:`.model.Final` and back (:mod:`colibri_router.server.handoff`).

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 import anyio
 
 from colibri_router.callers import Notify, ToolCall
-from colibri_router.errors import JobNotFoundError, ServerStoppedError
 from colibri_router.jobs import owners
+from colibri_router.jobs.errors import JobNotFoundError, ServerStoppedError
 from colibri_router.jobs.model import Final, JobHandle, JobList, JobSummary, RouterJobInput, next_step
 from colibri_router.jobs.runner import POLL_S, RUNNER, STOPPED, JobStore, error_final, job_store
 from colibri_router.settings import Settings, load_settings

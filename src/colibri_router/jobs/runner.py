@@ -27,8 +27,9 @@ from typing import Literal, Protocol
 import anyio
 
 from colibri_router.callers import Notify
-from colibri_router.errors import ColibriError, JobCancelledError, ServerStoppedError
+from colibri_router.errors import ColibriError
 from colibri_router.jobs import owners, spending
+from colibri_router.jobs.errors import JobCancelledError, ServerStoppedError
 from colibri_router.jobs.memory import MemoryJobs
 from colibri_router.jobs.model import Background, Final, JobHandle, next_step
 from colibri_router.logs import get_logger
