@@ -222,10 +222,8 @@ class Runner:
             job.store = store
         finally:
             job.handing_off.set_result(None)
-        if job.final is None:
+        if job.final is None:  # else it ended while its row was being written, and writes its result now
             job.recorder = asyncio.get_running_loop().create_task(self._record(job, store))
-        else:  # it ended while its row was being written: the end found no row, so its result goes now
-            await self._write_final(job, store)
         get_logger(__name__).info("handed off", tool=job.tool, job_id=job.job_id)
 
     async def _run(self, job: Job, work: Work) -> None:
@@ -244,14 +242,15 @@ class Runner:
             else "succeeded"
         )
         job.final = final
-        self._jobs.pop(job.job_id, None)
         if job.recorder is not None:
             job.recorder.cancel()
         with anyio.CancelScope(shield=True):
-            if job.handing_off is not None and not job.handing_off.done():
-                await job.handing_off  # _hand_off writes the result once the row is there
-            elif job.store is not None:
+            if job.handing_off is not None:
+                await job.handing_off  # its row, if it is being written
+            if job.store is not None:
                 await self._write_final(job, job.store)
+        # Only now: until its result is stored, a reader must not take the job for one whose process is gone.
+        self._jobs.pop(job.job_id, None)
 
     async def _write_final(self, job: Job, store: JobStore) -> None:
         assert job.final is not None
