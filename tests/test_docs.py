@@ -44,7 +44,7 @@ from colibri_router.providers import BUILTIN
 CLI = str(Path(sys.executable).with_name("colibri-router"))
 SHELLS = {"bash", "sh", "console"}
 # Subcommands run for real against the fake; the others are parsed only, for the reason given.
-RUNNABLE = {"version", "serve", "call", "ask-many", "models", "threads", "usage", "doctor", "token", "run"}
+RUNNABLE = {"version", "serve", "call", "ask-many", "models", "threads", "usage", "doctor", "token", "run", "jobs"}
 PARSED_ONLY = {"serve --http": "a long-running server on an outside address: tests/e2e/test_http_server.py runs it"}
 # Programs other than colibri-router that the docs may show, and why each is not run here.
 OTHER_PROGRAMS = {
@@ -232,11 +232,18 @@ def check_host_servers(servers: dict[str, Any], inputs: set[str], *, vscode: boo
 
 def check_router_json(document: dict[str, Any]) -> None:
     from colibri_router.ask_many.schema import RouterAskManyInput, RouterAskManyResult
+    from colibri_router.jobs.model import JobHandle, JobList, RouterJobInput
     from colibri_router.schema import RouterCallInput, RouterCallResult
 
     if "prompt" in document or "messages" in document:
         model = RouterAskManyInput if "models" in document else RouterCallInput
         model.model_validate(document)
+    elif "next" in document:  # a job's handle (docs/jobs.md)
+        JobHandle.model_validate(document)
+    elif "jobs" in document:
+        JobList.model_validate(document)
+    elif "job_id" in document:
+        RouterJobInput.model_validate(document)
     elif "answers" in document:
         RouterAskManyResult.model_validate(document)
     else:

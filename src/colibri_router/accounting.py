@@ -22,6 +22,7 @@ from typing import Any
 from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError, ConfigError, InvalidOutputError
 from colibri_router.gateway.enforce import member_budgets
+from colibri_router.jobs.spending import spent
 from colibri_router.logs import get_logger
 from colibri_router.pricing import worst_case_cost
 from colibri_router.providers import Choice
@@ -102,7 +103,21 @@ class Ledger:
         thread_id: str | None = None,
     ) -> LedgerRow:
         """The ledger row of one router call that began at ``started``: its usage and cost when it
-        answered, its error's code and kind when it failed, ``CANCELLED`` with neither."""
+        answered, its error's code and kind when it failed, ``CANCELLED`` with neither. Its cost
+        counts at once towards the job running the call, if any (:mod:`colibri_router.jobs.spending`)."""
+        row = self._row(asked, result, error, started=started, thread_id=thread_id)
+        spent([row.cost_micro_usd])
+        return row
+
+    def _row(
+        self,
+        asked: RouterCallInput,
+        result: RouterCallResult | None,
+        error: ColibriError | None,
+        *,
+        started: datetime,
+        thread_id: str | None,
+    ) -> LedgerRow:
         if result is not None:
             return LedgerRow(
                 at=started,

@@ -1,7 +1,7 @@
 """The ``colibri-router`` command: ``serve`` (the default: MCP on stdio; ``serve --http`` for a
-team), and the subcommands of :mod:`colibri_router.commands` (``call``, ``ask-many``, ``models``, ``threads``,
-``usage``, ``run``, ``token``, ``doctor``). Logging is configured before anything else runs, to stderr, because
-stdout is the JSON-RPC channel.
+team), and the subcommands of :mod:`colibri_router.commands` (``call``, ``ask-many``, ``models``,
+``threads``, ``usage``, ``run``, ``jobs``, ``token``, ``doctor``). Logging is configured before anything
+else runs, to stderr, because stdout is the JSON-RPC channel.
 
 Serving says hello on stderr (a line for a person on a terminal, a log line for a host) and ends at
 once on the first Ctrl-C.
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
 from colibri_router import __version__
-from colibri_router.commands import ask_many, call, doctor, models, run, threads, token, usage
+from colibri_router.commands import ask_many, call, doctor, jobs, models, run, threads, token, usage
 from colibri_router.commands.output import invalid
 from colibri_router.errors import ConfigError
 from colibri_router.logs import configure_logging, get_logger
@@ -33,6 +33,7 @@ COMMANDS = {
     "threads": threads,
     "usage": usage,
     "run": run,
+    "jobs": jobs,
     "token": token,
     "doctor": doctor,
 }
@@ -70,7 +71,7 @@ def build_parser() -> CommandParser:
     parser.add_argument("--version", action="version", version=f"colibri-router {__version__}")
     commands = parser.add_subparsers(
         dest="command",
-        metavar="{serve,call,ask-many,models,threads,usage,run,token,doctor}",
+        metavar="{serve,call,ask-many,models,threads,usage,run,jobs,token,doctor}",
         parser_class=CommandParser,
     )
     parser.subparsers = commands

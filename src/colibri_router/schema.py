@@ -184,10 +184,8 @@ class RouterCallInput(BaseModel):
     messages: list[InputMessage] | None = Field(
         None,
         min_length=1,
-        description=(
-            "Conversation (Anthropic Messages shape) ending with a user turn. Tool loop: append the "
-            "result's `message`, then a user turn of tool_result blocks."
-        ),
+        # The tool loop (append the result's `message`, then tool_result blocks) is in the tool's description.
+        description="The conversation (Anthropic Messages shape), ending with a user turn.",
     )
     provider: str | None = Field(
         None,
@@ -237,6 +235,7 @@ class RouterCallInput(BaseModel):
     )
     response_schema: dict[str, Any] | None = Field(None, description="JSON Schema the answer must match.")
     response_schema_name: str | None = Field(None, description="Its name (default answer).")
+    background: Literal["auto"] | bool = Field("auto", description="true: job handle now; auto: after 40 s.")
 
     @field_validator("response_schema_name")
     @classmethod

@@ -64,6 +64,10 @@ class Settings(BaseSettings):
     metrics_public: Literal["0", "1"] = Field("0", validation_alias="COLIBRI_METRICS_PUBLIC")
     otel_content: Literal["0", "1"] = Field("0", validation_alias="COLIBRI_OTEL_CONTENT")
     run_concurrency: int = Field(4, ge=1, validation_alias="COLIBRI_RUN_CONCURRENCY")
+    # Jobs (docs/jobs.md): a long call still running after handoff_s seconds answers with a job handle and
+    # keeps running; a finished job's result is kept job_ttl_s seconds.
+    handoff_s: float = Field(40.0, ge=0, validation_alias="COLIBRI_HANDOFF_S")
+    job_ttl_s: float = Field(86_400.0, gt=0, validation_alias="COLIBRI_JOB_TTL_S")
     # router_call's `files` and command-line agents: where relative paths start and where agents run
     # (unset: the working directory); the largest file read, the context limit (unset: the model's
     # window minus max_tokens), secret-looking paths the user allows (comma-separated), what one

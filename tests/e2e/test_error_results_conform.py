@@ -48,6 +48,9 @@ CALLS: list[tuple[str, dict[str, Any], str | None]] = [
     ("router_usage", {"since": "yesterday"}, "INVALID_REQUEST"),
     ("router_run", {"scenario": SCENARIO}, None),
     ("router_run", {"scenario": {"colibri": 1}}, "INVALID_REQUEST"),
+    ("router_job", {}, None),
+    ("router_job", {"job_id": "job_unknown"}, "JOB_NOT_FOUND"),
+    ("router_job", {"wait_s": 90}, "INVALID_REQUEST"),
 ]
 
 

@@ -73,6 +73,7 @@ async def test_tools_and_a_tool_loop_with_progress_over_http(
         "router_threads",
         "router_usage",
         "router_run",
+        "router_job",
     }
     assert first["tool_calls"][0]["input"] == {"a": 2, "b": 3}
     assert (final.structured_content or {})["content"] == "The sum is 5."

@@ -33,7 +33,7 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("router_usage", {"since": 3}, "since: Input should be 'today', '7d', '30d' or 'all'"),
     ("router_run", {"scenario": 4}, "scenario: Input should be a valid dictionary"),
 ]
-TOOLS = ["router_call", "router_models", "router_threads", "router_usage", "router_run"]
+TOOLS = ["router_call", "router_models", "router_threads", "router_usage", "router_run", "router_job"]
 
 
 def assert_invalid_request(result: Any) -> str:

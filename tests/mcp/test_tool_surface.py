@@ -58,6 +58,7 @@ async def test_lists_the_tools_with_described_schemas_and_annotations() -> None:
         "router_threads",
         "router_usage",
         "router_run",
+        "router_job",
     ]
     by_name = {tool.name: tool for tool in tools}
     assert by_name["router_models"].annotations.read_only_hint is True  # type: ignore[union-attr]
@@ -76,7 +77,9 @@ async def test_lists_the_tools_with_described_schemas_and_annotations() -> None:
     assert tool.annotations.open_world_hint is True
     output = tool.output_schema
     assert output is not None
-    success, error = output["anyOf"]  # the result, or the error object (tests/mcp/test_results_conform.py)
+    # The result, a job handle (docs/jobs.md), or the error object (tests/mcp/test_results_conform.py).
+    success, handle, error = output["anyOf"]
+    assert {"job_id", "status", "progress", "cost_usd", "next"} <= set(handle["properties"])
     assert error["required"] == ["error"]
     assert {
         "provider", "content", "model", "prompt_tokens", "completion_tokens", "latency_ms",

@@ -283,6 +283,7 @@ def test_real_error_bodies_get_their_kind(provider: str, status: int, body: Any,
 
 
 def test_retryable_means_a_later_identical_call_can_succeed() -> None:
+    # SERVER_STOPPED: a job whose server stopped (docs/jobs.md); the same call can be made again.
     assert {
         "RATE_LIMITED",
         "PROVIDER_ERROR",
@@ -290,6 +291,7 @@ def test_retryable_means_a_later_identical_call_can_succeed() -> None:
         "TIMEOUT",
         "STORE_UNAVAILABLE",
         "INVALID_OUTPUT",
+        "SERVER_STOPPED",
     } == RETRYABLE_KINDS
     for provider, status, body, kind in CASES:
         assert kind_of(provider, status, body)[1] is (kind in RETRYABLE_KINDS), (provider, status)

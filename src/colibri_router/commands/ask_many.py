@@ -29,6 +29,7 @@ def register(commands: Any, provider_names: list[str]) -> None:
     ask.add_argument("--detail", choices=("summary", "full"), help="summary: each answer's first 400 characters")
     ask.add_argument("--timeout", dest="timeout_s", type=float, help="total seconds for every model and the judge")
     ask.add_argument("--max-cost", dest="max_cost_usd", type=float, help="refuse if all could cost more (USD)")
+    ask.add_argument("--background", action="store_true", help="run it detached as a job; print its handle")
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
@@ -39,6 +40,11 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     arguments = validated(RouterAskManyInput, args, OPTIONS, stdin, stdout)
     if isinstance(arguments, int):
         return arguments
+
+    if args.background:
+        from colibri_router.commands.jobs import background
+
+        return background("router_ask_many", arguments, stdout)
 
     async def progress(_done: float, message: str, _total: float | None) -> None:
         sys.stderr.write(message + "\n")

@@ -27,6 +27,7 @@ def register(commands: Any, provider_names: list[str]) -> None:
     call.add_argument("--thread", dest="thread_id", help='"new", or a thread id to continue')
     call.add_argument("--max-cost", dest="max_cost_usd", type=float, help="refuse calls that could cost more (USD)")
     call.add_argument("--schema", type=Path, help="JSON file: a JSON Schema the answer must match (result: parsed)")
+    call.add_argument("--background", action="store_true", help="run it detached as a job; print its handle")
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
@@ -38,4 +39,8 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     if isinstance(arguments, int):
         return arguments
 
+    if args.background:
+        from colibri_router.commands.jobs import background
+
+        return background("router_call", arguments, stdout)
     return emit_outcome(stdout, lambda: serve(arguments))

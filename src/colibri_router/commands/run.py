@@ -40,6 +40,9 @@ def register(commands: Any, provider_names: list[str]) -> None:
     replay.add_argument("--replay", type=Path, help="answer model calls from this recording (no network)")
     run.add_argument("--dry-run", action="store_true", help="validate the scenarios and print the plan")
     run.add_argument("--schema", action="store_true", help="print the scenario JSON schema")
+    run.add_argument(
+        "--background", action="store_true", help="run one scenario detached as a router_run job; print its handle"
+    )
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
@@ -67,6 +70,8 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     except (testing.InvalidInput, ConfigError) as error:
         sys.stderr.write(f"colibri-router run: {error}\n")
         return testing.ExitCode.INVALID_INPUT
+    if args.background:
+        return _background(args, stdout)
     if args.dry_run:
         for plan in plans:
             stdout.write(f"{plan.name}: {', '.join(plan.models)} x {plan.repeat} (max {plan.max_steps} steps)\n")
@@ -135,3 +140,25 @@ class _Progress:
         if self._tty:
             self._stream.write("\n")
             self._stream.flush()
+
+
+def _background(args: argparse.Namespace, stdout: TextIO) -> int:
+    """``--background``: one scenario as router_run's input, run detached (:mod:`colibri_router.jobs`)."""
+    from colibri_router.commands.jobs import background
+    from colibri_router.testing.tool_input import RouterRunInput
+
+    if len(args.scenarios) != 1 or args.record or args.replay or args.dry_run or args.formats or args.outs:
+        sys.stderr.write(
+            "colibri-router run: --background takes one scenario, without --record, --replay, "
+            "--dry-run, --format or --out (the job's result is router_run's report)\n"
+        )
+        return 2
+    given = {
+        "models": args.models,
+        "repeat": args.repeat,
+        "max_steps": args.max_steps,
+        "max_cost_usd": args.max_cost_usd,
+    }
+    fields = {"scenario_path": str(args.scenarios[0].absolute())} | {k: v for k, v in given.items() if v is not None}
+    arguments = RouterRunInput.model_validate(fields)
+    return background("router_run", arguments, stdout)

@@ -57,13 +57,23 @@ Kind: TypeAlias = Literal[
     "CONFIRMATION_DECLINED",
     "NOT_ALLOWED",
     "INVALID_OUTPUT",
+    "SERVER_STOPPED",
+    "CANCELLED",
     "UNKNOWN",
 ]
 # Kinds where a later identical call can succeed: waiting helps (rate limits, overload, 5xx, network,
 # timeouts, a database that is restarting); it does not for quota, auth, bad requests, context length
 # or a content filter.
 RETRYABLE_KINDS: frozenset[str] = frozenset(
-    {"RATE_LIMITED", "PROVIDER_ERROR", "NETWORK_ERROR", "TIMEOUT", "STORE_UNAVAILABLE", "INVALID_OUTPUT"}
+    {
+        "RATE_LIMITED",
+        "PROVIDER_ERROR",
+        "NETWORK_ERROR",
+        "TIMEOUT",
+        "STORE_UNAVAILABLE",
+        "INVALID_OUTPUT",
+        "SERVER_STOPPED",
+    }
 )
 
 

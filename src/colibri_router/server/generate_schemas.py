@@ -9,14 +9,16 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from colibri_router.jobs.model import JobHandle
 from colibri_router.schema import ErrorResult
 from colibri_router.server.arguments import ARGUMENTS
 from colibri_router.server.schemas import SCHEMAS_FILE
 from colibri_router.server.table import BY_NAME, TOOLS, load
 
 COMMAND = "uv run python -m colibri_router.server.generate_schemas"
-# Tool name → the model of its success object (its failure is an ErrorResult, whatever the tool).
-OUTPUTS: dict[str, type[BaseModel]] = {entry.name: load(entry.result) for entry in TOOLS}
+# Tool name → the model of its success object, or a union of them (its failure is an ErrorResult,
+# whatever the tool; a long tool may also answer a job handle).
+OUTPUTS: dict[str, Any] = {entry.name: load(entry.result) for entry in TOOLS}
 # How many levels of properties deep the error object is described: to its fields (code, kind,
 # message... and each attempt's), about 900 characters a tool: programs read them from
 # structuredContent. A tool's success object is described as deep as its table entry says.
@@ -72,7 +74,7 @@ def result_schema(tool: str) -> dict[str, Any]:
     object every tool answers a failure with. The MCP client of the official TypeScript SDK (Gemini
     CLI's) checks error results against the output schema too, so both shapes are in it; the root is
     an object, as the MCP specification requires of an output schema."""
-    either: Any = OUTPUTS[tool] | ErrorResult
+    either: Any = OUTPUTS[tool] | JobHandle | ErrorResult if BY_NAME[tool].background else OUTPUTS[tool] | ErrorResult
     union: dict[str, Any] = TypeAdapter(either).json_schema()
     return {"type": "object", **without_titles(union)}
 
@@ -82,12 +84,29 @@ def output_schema(tool: str) -> dict[str, Any]:
     the error object described to :data:`ERROR_LEVELS` levels, the success object to as many as the
     tool's table entry says (router_run's report: its top level, the rest in docs/agent-testing.md)."""
     schema = for_validation(result_schema(tool))
-    success, error = schema["anyOf"]
-    schema["anyOf"] = [
-        success if (levels := BY_NAME[tool].result_levels) is None else collapsed(success, levels),
-        collapsed(error, ERROR_LEVELS),
-    ]
+    *successes, error = schema["anyOf"]  # the success object(s), a long tool's job handle, the error
+    entry = BY_NAME[tool]
+    if entry.result_levels is not None:
+        successes = [collapsed(success, entry.result_levels) for success in successes]
+    if not entry.result_descriptions:
+        successes = [without_descriptions(success) for success in successes]
+    schema["anyOf"] = [*successes, collapsed(error, ERROR_LEVELS)]
     return schema
+
+
+def without_descriptions(schema: Any) -> Any:
+    """``schema`` without the descriptions of its properties (a property named ``description`` stays)."""
+    if isinstance(schema, list):
+        return [without_descriptions(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: {name: without_descriptions(spec) for name, spec in value.items()}
+        if key == "properties" and isinstance(value, dict)
+        else without_descriptions(value)
+        for key, value in schema.items()
+        if key != "description"
+    }
 
 
 def collapsed(schema: Any, levels: int) -> Any:

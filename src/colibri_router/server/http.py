@@ -173,11 +173,19 @@ async def _listen_for_cancels() -> AsyncIterator[None]:
         if not isinstance(store, CancelBroadcast):
             yield
             return
-        async with store.cancel_listener(IN_FLIGHT.cancel):
+        async with store.cancel_listener(_cancel_here):
             yield
     finally:
         share_through(None)
         Metrics.process_ended()
+
+
+def _cancel_here(key: str) -> None:
+    """A published cancel: of a call in flight here, or of a job running here (colibri_router.jobs)."""
+    if not IN_FLIGHT.cancel(key):
+        from colibri_router.jobs.follow import cancel_published  # only when a key is not a call's
+
+        cancel_published(key)
 
 
 async def _health(_request: Request) -> Response:

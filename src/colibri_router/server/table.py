@@ -33,6 +33,10 @@ class ToolEntry:
     result_levels: int | None = None
     # Its result leaves out the fields it lacks instead of answering them null.
     sparse: bool = False
+    # A long tool: it takes ``background`` and may answer a job handle (colibri_router.jobs).
+    background: bool = False
+    # Its success objects' descriptions in its output schema (False: another tool's schema has them).
+    result_descriptions: bool = True
 
     @property
     def modules(self) -> tuple[str, ...]:
@@ -69,6 +73,7 @@ in `files` rather than pasting their content.\
         arguments="colibri_router.schema:RouterCallInput",
         result="colibri_router.schema:RouterCallResult",
         provider_enum=True,
+        background=True,
     ),
     ToolEntry(
         name="router_ask_many",
@@ -82,6 +87,7 @@ in `files` rather than pasting their content.\
         arguments="colibri_router.ask_many.schema:RouterAskManyInput",
         result="colibri_router.ask_many.schema:RouterAskManyResult",
         sparse=True,
+        background=True,
     ),
     ToolEntry(
         name="router_models",
@@ -129,6 +135,22 @@ in `files` rather than pasting their content.\
         # The whole report (every run's turns, assertions, comparisons) would be 9,000 characters of
         # tools/list: its top level is described, the rest in docs/agent-testing.md.
         result_levels=1,
+        background=True,
+    ),
+    ToolEntry(
+        name="router_job",
+        title="A long call's job",
+        description="Wait for a job that router_call, router_ask_many or router_run handed off: its result "
+        "once it ends (exactly the call's), else its progress. cancel: stop it. No job_id: your recent jobs.",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+        ),
+        service="colibri_router.jobs.follow:for_tool",
+        arguments="colibri_router.jobs.model:RouterJobInput",
+        result="colibri_router.jobs.results:JobResult",
+        # A finished job's result is its own tool's: its top level's types here, the rest in that tool's schema.
+        result_levels=1,
+        result_descriptions=False,
     ),
 )
 BY_NAME = {entry.name: entry for entry in TOOLS}

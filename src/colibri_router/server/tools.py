@@ -14,7 +14,9 @@ Results and errors are shaped in :mod:`.results`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.context import ServerRequestContext
@@ -23,7 +25,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from colibri_router import __version__, observability
 from colibri_router.callers import Caller, Notify, ToolCall
@@ -31,12 +33,13 @@ from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.errors.invalid import invalid_arguments
 from colibri_router.gateway.enforce import acting_for
 from colibri_router.gateway.shell import admit_tool, member_of_request, visible_tools
+from colibri_router.jobs.final import Background, Final
 from colibri_router.logs import get_logger
 from colibri_router.providers import provider_names
 from colibri_router.server.identity import caller, caller_name
 from colibri_router.server.inflight import InFlight, call_key
 from colibri_router.server.results import error_result, success_result
-from colibri_router.server.rounds import waiting_calls
+from colibri_router.server.rounds import WaitingCalls, waiting_calls
 from colibri_router.server.schemas import published, with_provider_names
 from colibri_router.server.table import TOOLS, ToolEntry, load
 
@@ -118,22 +121,22 @@ def _notifier(ctx: Context[Any, Any]) -> Notify:
     return notify
 
 
-# A tool's work for its caller, in the MCP session the request came in on.
-Work = Callable[[Caller, "McpSession"], Awaitable[BaseModel | dict[str, Any]]]
+# A tool's work for a caller, its progress going to the notifier given, in the MCP session the request
+# came in on.
+Work = Callable[[Caller, Notify, "McpSession"], Awaitable[Any]]
 
 
 async def _answer(
-    tool: str,
-    ctx: Context[Any, Any],
-    work: Work,
-    sparse: bool,
+    tool: str, ctx: Context[Any, Any], work: Work, sparse: bool, background: Background | None
 ) -> ToolAnswer:
     """Run ``work`` for the request's caller, in the MCP session its client and protocol era allow (a
     2026-07-28 call that asks the host's model answers in rounds, see :mod:`.sampling`)."""
     from colibri_router.server.sampling import answer_in_session  # by the first call: see _notifier
 
     return await answer_in_session(
-        ctx, over_http=_over_http(ctx), run=lambda session: _run(tool, ctx, work, session, sparse)
+        ctx,
+        over_http=_over_http(ctx),
+        run=lambda session: _run(tool, ctx, work, session, sparse, background=background),
     )
 
 
@@ -143,30 +146,59 @@ async def _run(
     work: Work,
     session: McpSession,
     sparse: bool,
+    *,
+    background: Background | None,
 ) -> CallToolResult:
-    """Run ``work`` for the request's caller, cancellable by (caller, request id), and shape its result."""
+    """Run ``work`` for the request's caller, cancellable by (caller, request id), and shape its result;
+    a long tool (``background`` not None) runs as a job that may hand off (:mod:`.handoff`)."""
     from colibri_router.session import in_session  # by the first call: see _notifier
 
     name = caller_name()
+    notify = _notifier(ctx)
     with (
         observability.tool_call(tool, name, ctx.headers),
         IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope,
         in_session(session),
     ):
-        try:
-            return success_result(await work(caller(name), session), sparse=sparse)
-        except ColibriError as error:
-            get_logger(__name__).warning(f"{tool} failed", code=error.code, status=error.status, error=error.message)
-            return error_result(error)
-        except Exception:
-            # Only a failure needs the error objects (the result models come with them).
-            from colibri_router.outcomes import internal_error
+        if background is None:
+            return await _shaped(tool, lambda: work(caller(name), notify, session), sparse)
+        from colibri_router.server.handoff import answer  # the job runner, by a long tool's first call
 
-            get_logger(__name__).exception(f"{tool} crashed")
-            return error_result(internal_error())
+        async def shaped(job_notify: Notify) -> CallToolResult:
+            return await _shaped(tool, lambda: work(caller(name), job_notify, session), sparse)
+
+        try:
+            return await answer(tool, name, background, shaped, notify)
+        except ColibriError as error:  # the job's row could not be written
+            return _failed(tool, error)
     # Only a cancellation routed through IN_FLIGHT gets here: answer it as the SDK answers its own.
     assert scope.cancelled_caught
     raise MCPError(code=REQUEST_CANCELLED, message="Request cancelled")
+
+
+async def _shaped(tool: str, call: Callable[[], Awaitable[Any]], sparse: bool) -> CallToolResult:
+    """The tool's result as the host reads it, or its error result; a job's stored result (router_job)
+    exactly as it was answered."""
+    try:
+        result = await call()
+    except ColibriError as error:
+        return _failed(tool, error)
+    except Exception:
+        # Only a failure needs the error objects (the result models come with them).
+        from colibri_router.outcomes import internal_error
+
+        get_logger(__name__).exception(f"{tool} crashed")
+        return error_result(internal_error())
+    if isinstance(result, Final):
+        from colibri_router.server.handoff import result_of
+
+        return result_of(result)
+    return success_result(result, sparse=sparse)
+
+
+def _failed(tool: str, error: ColibriError) -> CallToolResult:
+    get_logger(__name__).warning(f"{tool} failed", code=error.code, status=error.status, error=error.message)
+    return error_result(error)
 
 
 def _over_http(ctx: Context[Any, Any]) -> bool:
@@ -179,13 +211,14 @@ def _handler(entry: ToolEntry) -> Callable[[Any, Context[Any, Any]], Awaitable[T
 
     async def handle(arguments: Any, ctx: Context[Any, Any]) -> ToolAnswer:
         service = _service(entry.service)
-        notify = _notifier(ctx)
         local_files = not _over_http(ctx)
+        background = arguments.background if entry.background else None
         return await _answer(
             entry.name,
             ctx,
-            lambda who, session: service(arguments, ToolCall(who, notify, local_files, session.ask)),
+            lambda who, notify, session: service(arguments, ToolCall(who, notify, local_files, session.ask)),
             entry.sparse,
+            background,
         )
 
     handle.__name__ = handle.__qualname__ = entry.name
@@ -234,6 +267,19 @@ class _Server(MCPServer[Any]):
         return listed.model_copy(update={"tools": [tool for tool in listed.tools if tool.name in visible]})
 
 
+@asynccontextmanager
+async def _lifespan(server: Any) -> AsyncIterator[WaitingCalls]:
+    """The server's life: its waiting calls (:mod:`.rounds`), and at its end, the jobs running in this
+    process get their grace period (:meth:`colibri_router.jobs.runner.Runner.drain`)."""
+    async with waiting_calls(server) as calls:
+        try:
+            yield calls
+        finally:
+            runner = sys.modules.get("colibri_router.jobs.runner")  # loaded by the first long call
+            if runner is not None:
+                await runner.RUNNER.drain()
+
+
 def build_server(**http: Any) -> MCPServer[Any]:
     """The server with its tools; ``http`` holds what serving over HTTP adds (auth), see
     :mod:`colibri_router.server.http`."""
@@ -243,6 +289,6 @@ def build_server(**http: Any) -> MCPServer[Any]:
         version=__version__,
         instructions=INSTRUCTIONS,
         tools=tools(),
-        lifespan=waiting_calls,  # where 2026-07-28 calls wait for the host's model between rounds
+        lifespan=_lifespan,  # 2026-07-28 calls waiting for the host's model; running jobs' grace period
         **http,
     )

@@ -26,6 +26,7 @@ import importlib
 # after warm() and fails on any colibri_router module the call still had to import.
 from colibri_router import outcomes as _outcomes  # noqa: F401
 from colibri_router.server import arguments as _arguments  # noqa: F401
+from colibri_router.server import handoff as _handoff  # noqa: F401  # a long tool's job runner
 from colibri_router.server import sampling as _sampling  # noqa: F401
 from colibri_router.server.table import TOOLS
 from colibri_router.settings import Settings

@@ -58,6 +58,7 @@ from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.calls import CallQuery, DaySpend, SpendBy, StoredCall
 from colibri_router.store.errors import BudgetExceeded, BudgetScope, StoreError, ThreadBusy, ThreadNotFound
 from colibri_router.store.grouping import ExpectedWrite
+from colibri_router.store.jobs import JobRecord, JobStatus
 from colibri_router.store.money import format_usd, micro_to_usd, usd_to_micro
 from colibri_router.store.records import (
     GroupBy,
@@ -83,6 +84,8 @@ __all__ = [
     "DaySpend",
     "ExpectedWrite",
     "GroupBy",
+    "JobRecord",
+    "JobStatus",
     "KeySharing",
     "LedgerAttempt",
     "LedgerRow",
@@ -196,6 +199,41 @@ class Store(Protocol):
 
     async def settle(self, reservation: Reservation, row: LedgerRow) -> None:
         """Write the admitted call's ledger row and drop its reservation, in one transaction."""
+        ...
+
+    # Jobs (colibri_router.jobs; the rows are colibri_router.store.jobs's). ``ttl_s``: how long an
+    # ended job stays readable.
+
+    async def create_job(self, job: JobRecord, ttl_s: float) -> None:
+        """Store a new job's row (and delete the jobs that ended more than ``ttl_s`` ago)."""
+        ...
+
+    async def update_job(self, job_id: str, owner: str, progress: str | None, cost_micro_usd: int) -> bool | None:
+        """Record a running job's progress and cost, renewing ``owner``'s claim on it; whether a
+        cancel was asked for, or None when the job no longer runs under ``owner``."""
+        ...
+
+    async def job_cancel_requested(self, job_id: str) -> bool:
+        """Whether a cancel was asked for the job (read only)."""
+        ...
+
+    async def finish_job(
+        self, job_id: str, owner: str | None, status: JobStatus, result: str, cost_micro_usd: int | None
+    ) -> bool:
+        """End a running job with its ``result`` (JSON), if ``owner`` (when given) still runs it;
+        False when it had ended already."""
+        ...
+
+    async def load_job(self, job_id: str, principal: str, ttl_s: float) -> JobRecord | None:
+        """The principal's job; None for an unknown, expired or another principal's one."""
+        ...
+
+    async def list_jobs(self, principal: str, limit: int, ttl_s: float) -> list[JobRecord]:
+        """The principal's jobs, the most recently started first, at most ``limit``."""
+        ...
+
+    async def request_job_cancel(self, job_id: str, principal: str) -> bool:
+        """Ask the process running the principal's job to cancel it; False when it is not running."""
         ...
 
     async def check(self) -> None:

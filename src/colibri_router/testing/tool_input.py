@@ -21,6 +21,7 @@ class RouterRunInput(BaseModel):
     max_cost_usd: float | None = Field(None, ge=0, description="Stop starting runs once this much is spent.")
     timeout_s: float | None = Field(None, gt=0, description="Wall-clock limit for the whole scenario.")
     detail: Literal["summary", "full"] = Field("summary", description="full adds every run's turns and calls.")
+    background: Literal["auto"] | bool = Field("auto", description="As in router_call: a job handle (router_job).")
 
     @model_validator(mode="after")
     def _one_scenario(self) -> RouterRunInput:

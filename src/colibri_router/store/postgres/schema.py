@@ -140,6 +140,27 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (provider, fingerprint)
         )""",
     ),
+    # 6: jobs (colibri_router.jobs): a long call's status, progress, cost and final result.
+    (
+        """CREATE TABLE jobs (
+            job_id text PRIMARY KEY,
+            principal text NOT NULL,
+            tool text NOT NULL,
+            status text NOT NULL,
+            progress text,
+            cost_micro_usd bigint NOT NULL DEFAULT 0,
+            started_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL,
+            owner text NOT NULL,
+            cancel_requested boolean NOT NULL DEFAULT false,
+            finished_at timestamptz,
+            -- json, not jsonb: the result comes back byte for byte as the call answered it.
+            result json,
+            created_order bigint GENERATED ALWAYS AS IDENTITY
+        )""",
+        "CREATE INDEX jobs_by_principal ON jobs (principal, started_at)",
+        "CREATE INDEX jobs_by_end ON jobs (finished_at)",
+    ),
 )
 
 

@@ -13,8 +13,9 @@ from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.calls import CallQuery, DaySpend, SpendBy, StoredCall, require_spend_by
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
 from colibri_router.store.grouping import GroupedWrites
+from colibri_router.store.jobs import JobRecord, JobStatus, expiry_cutoff
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
-from colibri_router.store.postgres import calls, cancels, keys, ledger, rates, reservations, threads
+from colibri_router.store.postgres import calls, cancels, jobs, keys, ledger, rates, reservations, threads
 from colibri_router.store.postgres.cancels import CancelListener
 from colibri_router.store.postgres.connection import (
     DEFAULT_CONNECT_TIMEOUT_S,
@@ -210,6 +211,43 @@ class PostgresStore:
     async def settle_rate(self, event_id: str, tokens: int) -> None:
         """The tokens an admitted use really counted, in place of its estimate."""
         await self._database.run(lambda c: rates.settle(c, event_id, tokens))
+
+    # Jobs (colibri_router.jobs)
+
+    async def create_job(self, job: JobRecord, ttl_s: float) -> None:
+        cutoff = expiry_cutoff(self._now(), ttl_s)
+        await self._database.run(lambda c: jobs.create(c, job, cutoff))
+
+    async def update_job(self, job_id: str, owner: str, progress: str | None, cost_micro_usd: int) -> bool | None:
+        now = self._now()
+        return await self._database.run(
+            lambda c: jobs.update(c, job_id, owner=owner, progress=progress, cost_micro_usd=cost_micro_usd, now=now)
+        )
+
+    async def job_cancel_requested(self, job_id: str) -> bool:
+        return await self._database.run(lambda c: jobs.cancel_requested(c, job_id))
+
+    async def finish_job(
+        self, job_id: str, owner: str | None, status: JobStatus, result: str, cost_micro_usd: int | None
+    ) -> bool:
+        now = self._now()
+        return await self._database.run(
+            lambda c: jobs.finish(
+                c, job_id, owner=owner, status=status, result=result, cost_micro_usd=cost_micro_usd, now=now
+            )
+        )
+
+    async def load_job(self, job_id: str, principal: str, ttl_s: float) -> JobRecord | None:
+        cutoff = expiry_cutoff(self._now(), ttl_s)
+        return await self._database.run(lambda c: jobs.load(c, job_id, principal, cutoff))
+
+    async def list_jobs(self, principal: str, limit: int, ttl_s: float) -> list[JobRecord]:
+        contract.require_listing_limit(limit)
+        cutoff = expiry_cutoff(self._now(), ttl_s)
+        return await self._database.run(lambda c: jobs.recent(c, principal, limit, cutoff))
+
+    async def request_job_cancel(self, job_id: str, principal: str) -> bool:
+        return await self._database.run(lambda c: jobs.request_cancel(c, job_id, principal))
 
     # Cancellations between processes (CancelBroadcast)
 

@@ -96,6 +96,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # 6: which pool key a call used, by fingerprint (docs/keys.md).
     ("ALTER TABLE ledger ADD COLUMN key_fingerprint TEXT",),
+    # 7: jobs (colibri_router.jobs): a long call's status, progress, cost and final result.
+    (
+        """CREATE TABLE jobs (
+            job_id TEXT PRIMARY KEY,
+            principal TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            status TEXT NOT NULL,
+            progress TEXT,
+            cost_micro_usd INTEGER NOT NULL DEFAULT 0,
+            started_at_ms INTEGER NOT NULL,
+            updated_at_ms INTEGER NOT NULL,
+            owner TEXT NOT NULL,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            finished_at_ms INTEGER,
+            result TEXT
+        )""",
+        "CREATE INDEX jobs_by_principal ON jobs (principal, started_at_ms)",
+        "CREATE INDEX jobs_by_end ON jobs (finished_at_ms)",
+    ),
 )
 
 CURRENT_VERSION = len(MIGRATIONS)

@@ -14,10 +14,11 @@ from colibri_router.store.budget import BudgetLimits, Reservation
 from colibri_router.store.calls import CallQuery, DaySpend, SpendBy, StoredCall, require_spend_by
 from colibri_router.store.contract import DEFAULT_RESERVATION_TTL_S
 from colibri_router.store.grouping import GroupedWrites
+from colibri_router.store.jobs import JobRecord, JobStatus, expiry_cutoff
 from colibri_router.store.leasing import DEFAULT_LEASE_S, ThreadClaim
 from colibri_router.store.rates import RateLimits, RateRefusal, new_event_id
 from colibri_router.store.records import GroupBy, LedgerRow, StoredThread, ThreadLease, ThreadSummary, UsageReport
-from colibri_router.store.sqlite import calls, ledger, rates, reservations, threads
+from colibri_router.store.sqlite import calls, jobs, ledger, rates, reservations, threads
 from colibri_router.store.sqlite.connection import DEFAULT_BUSY_TIMEOUT_S, SqliteDatabase
 from colibri_router.store.sqlite.timestamps import to_ms
 from colibri_router.store.titles import thread_title
@@ -205,6 +206,45 @@ class SqliteStore:
     async def settle_rate(self, event_id: str, tokens: int) -> None:
         """The tokens an admitted use really counted, in place of its estimate."""
         await self._database.write(lambda c: rates.settle(c, event_id, tokens))
+
+    # Jobs (colibri_router.jobs)
+
+    async def create_job(self, job: JobRecord, ttl_s: float) -> None:
+        cutoff = to_ms(expiry_cutoff(self._clock(), ttl_s))
+        await self._database.run(lambda c: jobs.create(c, job, cutoff))
+
+    async def update_job(self, job_id: str, owner: str, progress: str | None, cost_micro_usd: int) -> bool | None:
+        now_ms = self._now_ms()
+        return await self._database.run(
+            lambda c: jobs.update(
+                c, job_id, owner=owner, progress=progress, cost_micro_usd=cost_micro_usd, now_ms=now_ms
+            )
+        )
+
+    async def job_cancel_requested(self, job_id: str) -> bool:
+        return await self._database.run(lambda c: jobs.cancel_requested(c, job_id))
+
+    async def finish_job(
+        self, job_id: str, owner: str | None, status: JobStatus, result: str, cost_micro_usd: int | None
+    ) -> bool:
+        now_ms = self._now_ms()
+        return await self._database.run(
+            lambda c: jobs.finish(
+                c, job_id, owner=owner, status=status, result=result, cost_micro_usd=cost_micro_usd, now_ms=now_ms
+            )
+        )
+
+    async def load_job(self, job_id: str, principal: str, ttl_s: float) -> JobRecord | None:
+        cutoff = to_ms(expiry_cutoff(self._clock(), ttl_s))
+        return await self._database.run(lambda c: jobs.load(c, job_id, principal, cutoff))
+
+    async def list_jobs(self, principal: str, limit: int, ttl_s: float) -> list[JobRecord]:
+        contract.require_listing_limit(limit)
+        cutoff = to_ms(expiry_cutoff(self._clock(), ttl_s))
+        return await self._database.run(lambda c: jobs.recent(c, principal, limit, cutoff))
+
+    async def request_job_cancel(self, job_id: str, principal: str) -> bool:
+        return await self._database.run(lambda c: jobs.request_cancel(c, job_id, principal))
 
     def _now_ms(self) -> int:
         return to_ms(self._clock())
