@@ -19,13 +19,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from colibri_router.conversation import CompletionRequest
 from colibri_router.errors import ColibriError, ConfigError, InvalidOutputError
 from colibri_router.gateway.enforce import member_budgets
 from colibri_router.jobs.spending import spent
 from colibri_router.logs import get_logger
-from colibri_router.pricing import worst_case_cost
-from colibri_router.providers import Choice
+from colibri_router.providers.cost import worst_case
 from colibri_router.schema import RouterCallInput, RouterCallResult
 from colibri_router.settings import Settings
 from colibri_router.store import (
@@ -39,7 +37,6 @@ from colibri_router.store import (
     shared_store,
     usd_to_micro,
 )
-from colibri_router.token_estimate import request_tokens
 
 __all__ = ["Ledger", "worst_case"]
 
@@ -176,18 +173,6 @@ class Ledger:
         """A write after the answer failed: the result says so, the log names the path."""
         self.warnings.append(f"{what} could not be written to {error.store_name}; see the server log")
         get_logger(__name__).error("store failure", what=what, path=error.path, error=str(error.cause))
-
-
-def worst_case(choice: Choice, request: CompletionRequest, extra_input_tokens: int = 0) -> float | None:
-    """What sending ``request`` to ``choice`` could cost at most: its estimated input (plus
-    ``extra_input_tokens``) and all of its ``max_tokens``; None when no price is known."""
-    return worst_case_cost(
-        choice.provider.price_provider,
-        choice.model,
-        request_tokens(request) + extra_input_tokens,
-        request.max_tokens,
-        local=choice.provider.local,
-    )
 
 
 def _attempt(fields: Mapping[str, Any]) -> LedgerAttempt:

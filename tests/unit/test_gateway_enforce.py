@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from colibri_router.errors import ConfigError
-from colibri_router.gateway.enforce import Member, acting_for, check_chain, current_member, gate, member_budgets
+from colibri_router.gateway.enforce import check_chain, gate, member_budgets
 from colibri_router.gateway.errors import NotAllowedError
+from colibri_router.gateway.member import Member, acting_for, current_member
 from colibri_router.gateway.policy import Rules
 from colibri_router.providers import BUILTIN, Choice
 from colibri_router.router import build_request

@@ -16,46 +16,20 @@ their signatures, and a call over stdio, with no member, skips every check at th
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
-from contextvars import ContextVar
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from colibri_router.errors import ColibriError
 from colibri_router.gateway.errors import NotAllowedError
-from colibri_router.gateway.policy import Rules
+from colibri_router.gateway.member import Member, current_member
+from colibri_router.providers.cost import worst_case
 
 if TYPE_CHECKING:
     from colibri_router.catalog.schema import RouterModelsResult
     from colibri_router.conversation import CompletionRequest, Usage
     from colibri_router.providers import Choice, ProviderSpec
     from colibri_router.store import BudgetLimits
-
-
-@dataclass(frozen=True, slots=True)
-class Member:
-    """A caller of the team server and the rules the policy file gives them."""
-
-    name: str
-    rules: Rules
-
-
-_MEMBER: ContextVar[Member | None] = ContextVar("colibri_member", default=None)
-
-
-def current_member() -> Member | None:
-    """The member the running call is made for; None when no policy applies (stdio, no file)."""
-    return _MEMBER.get()
-
-
-@contextlib.contextmanager
-def acting_for(member: Member | None) -> Iterator[None]:
-    token = _MEMBER.set(member)
-    try:
-        yield
-    finally:
-        _MEMBER.reset(token)
 
 
 def refusal(member: Member, spec: ProviderSpec, model: str) -> NotAllowedError | None:
@@ -145,8 +119,6 @@ async def gate(choice: Choice, request: CompletionRequest) -> Gate:
     rules = member.rules
     passed = Gate()
     if rules.max_cost_usd_per_call is not None:
-        from colibri_router.accounting import worst_case
-
         worst = worst_case(choice, request)
         if worst is None:
             if not choice.provider.subscription:

@@ -14,7 +14,7 @@ from colibri_router.settings import load_settings
 from colibri_router.store.rates import WINDOW_S, RateEvent, RateLimits, RateRefusal, admission, new_event_id
 
 if TYPE_CHECKING:
-    from colibri_router.gateway.enforce import Member
+    from colibri_router.gateway.member import Member
 
 
 class RateStore(Protocol):

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from colibri_router.errors import ColibriError
-from colibri_router.gateway.enforce import Member
 from colibri_router.gateway.errors import NotAllowedError
 from colibri_router.gateway.loader import current_policy
+from colibri_router.gateway.member import Member
 from colibri_router.server.identity import caller_name
 from colibri_router.settings import load_settings
 

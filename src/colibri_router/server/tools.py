@@ -31,7 +31,7 @@ from colibri_router import __version__, observability
 from colibri_router.callers import Caller, Notify, ToolCall
 from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.errors.invalid import invalid_arguments
-from colibri_router.gateway.enforce import acting_for
+from colibri_router.gateway.member import acting_for
 from colibri_router.gateway.shell import admit_tool, member_of_request, visible_tools
 from colibri_router.jobs.final import Background, Final
 from colibri_router.logs import get_logger
