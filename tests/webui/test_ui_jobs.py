@@ -115,9 +115,7 @@ class _Jobs:
 
 
 def request(query: str) -> Request:
-    return Request(
-        {"type": "http", "method": "GET", "path": "/ui/jobs", "headers": [], "query_string": query.encode()}
-    )
+    return Request({"type": "http", "method": "GET", "path": "/ui/jobs", "headers": [], "query_string": query.encode()})
 
 
 async def test_a_member_sees_only_their_own_jobs_whatever_they_ask(tmp_path: Path) -> None:

@@ -88,9 +88,7 @@ def load(connection: sqlite3.Connection, job_id: str, principal: str, expiry_cut
     return None if row is None else _record(row)
 
 
-def recent(
-    connection: sqlite3.Connection, principal: str | None, limit: int, expiry_cutoff_ms: int
-) -> list[JobRecord]:
+def recent(connection: sqlite3.Connection, principal: str | None, limit: int, expiry_cutoff_ms: int) -> list[JobRecord]:
     """The principal's live jobs, or every principal's (None), the most recently started first."""
     mine, who = ("principal = ? AND ", (principal,)) if principal is not None else ("", ())
     rows = connection.execute(
