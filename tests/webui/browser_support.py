@@ -153,11 +153,22 @@ JOB_ANSWER = "The migration plan, step one: uiJobSecretAnswer"
 
 
 def team_jobs(now: datetime) -> list[tuple[JobRecord, JobStatus, str | None]]:
-    """Alice's running ask_many and finished call, bob's call that timed out (oldest first)."""
+    """Bob's review whose process is gone and call that timed out, alice's finished call and running
+    ask_many (oldest first)."""
 
     def job(minutes: int, job_id: str, principal: str, tool: str, progress: str | None, cost: int) -> JobRecord:
         at = now - timedelta(minutes=minutes)
-        return JobRecord(job_id, principal, tool, "running", progress, cost, at, at, "elsewhere:1:ui")
+        # Run by this test process, alive while the server reads it; its claim renewed a day ahead, so
+        # no lease runs out however long the tests take.
+        alive = f"{socket.gethostname()}:{os.getpid()}:ui"
+        return JobRecord(job_id, principal, tool, "running", progress, cost, at, now + timedelta(days=1), alive)
+
+    # A job whose process (on another machine) stopped renewing it two hours ago: the page ends it as stopped.
+    crashed = job(120, "job_uiBobCrashed000000001", "bob", "router_run", "step 3: running the tests", 2_000)
+    crashed = JobRecord(
+        **{**{name: getattr(crashed, name) for name in crashed.__slots__}, "owner": "elsewhere:1:ui"}
+        | {"updated_at": crashed.started_at}
+    )
 
     answered = json.dumps({"structured": {"content": JOB_ANSWER}, "text": JOB_ANSWER, "is_error": False})
     timed_out = json.dumps(
@@ -166,6 +177,7 @@ def team_jobs(now: datetime) -> list[tuple[JobRecord, JobStatus, str | None]]:
     done = job(30, "job_uiAliceDone0000000001", "alice", "router_call", "kimi-k2 answering", 41_000)
     running = job(4, "job_uiAliceRunning0000001", "alice", "router_ask_many", "2/3 gpt-5 answered in 84.2 s", 96_000)
     return [
+        (crashed, "running", None),
         (job(50, "job_uiBobTimedOut000000001", "bob", "router_call", None, 0), "failed", timed_out),
         (done, "succeeded", answered),
         (running, "running", None),

@@ -347,19 +347,30 @@ def test_the_jobs_page_lists_every_members_jobs_for_an_admin_and_own_for_a_membe
         ["job_uiAliceRunning0000001", "alice", "router_ask_many", "running", "2/3 gpt-5 answered in 84.2 s"],
         ["job_uiAliceDone0000000001", "alice", "router_call", "succeeded", "kimi-k2 answering"],
         ["job_uiBobTimedOut000000001", "bob", "router_call", "failed KIMI_TIMEOUT", ""],
-    ]
-    assert [row[6] for row in rows] == ["$0.096", "$0.041", "$0.00"]
+        ["job_uiBobCrashed000000001", "bob", "router_run", "failed SERVER_STOPPED", "step 3: running the tests"],
+    ]  # the last one's process is gone: ended as router_job would end it
+    assert [row[6] for row in rows] == ["$0.096", "$0.041", "$0.00", "$0.002"]
     assert JOB_ANSWER not in page.content()  # the answer (and the error's message) stays in the store
+    wider = page.locator("div.scroll").evaluate("region => region.scrollWidth - region.clientWidth")
+    assert wider <= 0, f"the jobs table scrolls {wider} px at 1280 px"  # the progress text wraps instead
     page.get_by_label("Member").select_option("bob")
     page.get_by_role("button", name="Filter").click()
     assert "member=bob" in page.url
-    assert [row[1] for row in table_rows(page, "Jobs, newest first")] == ["bob"]
+    assert [row[1] for row in table_rows(page, "Jobs, newest first")] == ["bob", "bob"]
     member = context.browser.new_context()  # type: ignore[union-attr]
     member_page = member.new_page()
     log_in(member_page, team, "bob")
     member_page.goto(f"{team.base}/ui/jobs?member=alice")
     assert table_rows(member_page, "Jobs, newest first") == [
-        ["job_uiBobTimedOut000000001", "router_call", "failed KIMI_TIMEOUT", "", rows[2][5], "$0.00"]
+        ["job_uiBobTimedOut000000001", "router_call", "failed KIMI_TIMEOUT", "", rows[2][5], "$0.00"],
+        [
+            "job_uiBobCrashed000000001",
+            "router_run",
+            "failed SERVER_STOPPED",
+            "step 3: running the tests",
+            rows[3][5],
+            "$0.002",
+        ],
     ]
     assert member_page.get_by_label("Member").count() == 0
     member.close()

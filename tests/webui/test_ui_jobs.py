@@ -110,7 +110,7 @@ class _Jobs:
 
     async def list_team_jobs(self, principal: str | None, limit: int, ttl_s: float) -> list[JobRecord]:
         self.asked.append(principal)
-        everyone = [job("alice"), job("bob")]
+        everyone = [job("alice", "succeeded"), job("bob", "succeeded")]  # ended: nothing to settle
         return [record for record in everyone if principal is None or record.principal == principal]
 
 
@@ -125,7 +125,7 @@ async def test_a_member_sees_only_their_own_jobs_whatever_they_ask(tmp_path: Pat
     store = _Jobs()
     for query in ("", "member=alice", "member="):
         answer = await team.jobs(request(query), MEMBER, store)  # type: ignore[arg-type]
-        assert [row[0] for row in rows(bytes(answer.body).decode())] == ["job_bobrunning"], query
+        assert [row[0] for row in rows(bytes(answer.body).decode())] == ["job_bobsucceeded"], query
     assert store.asked == ["bob", "bob", "bob"]
     everyone = await team.jobs(request(""), ADMIN, store)  # type: ignore[arg-type]
     assert [row[1] for row in rows(bytes(everyone.body).decode())] == ["alice", "bob"]

@@ -59,7 +59,7 @@ def jobs_page(viewer: Viewer, member: str, members: Sequence[str], jobs: Sequenc
             *([job.principal] if viewer.admin else []),
             job.tool,
             _status(job),
-            job.progress or "",
+            html('<span class="wrap">{p}</span>', p=job.progress or ""),
             moment(job.started_at),
             usd(job.cost_micro_usd),
         ]

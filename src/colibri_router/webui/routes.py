@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from colibri_router.errors import ConfigError
+from colibri_router.jobs.follow import settled
 from colibri_router.logs import get_logger
 from colibri_router.settings import comma_list, load_settings
 from colibri_router.store import BudgetLimits, CallQuery, Store, shared_store
@@ -170,9 +171,12 @@ class TeamPages:
         return _answer(pages.call_page(viewer, found))
 
     async def jobs(self, request: Request, viewer: Viewer, store: Store) -> Response:
+        settings = load_settings()
         member = request.query_params.get("member", "").strip()
         # A member's own jobs whatever they ask for, as on the calls page.
-        listed = await store.list_team_jobs(viewer.visible or member or None, _PAGE_SIZE, load_settings().job_ttl_s)
+        found = await store.list_team_jobs(viewer.visible or member or None, _PAGE_SIZE, settings.job_ttl_s)
+        # A job whose process is gone reads as router_job answers it: ended as SERVER_STOPPED.
+        listed = [await settled(store, record, settings) for record in found]
         members = sorted({entry.name for entry in self._tokens.entries()} | {job.principal for job in listed})
         return _answer(jobs_page(viewer, member, members, listed, _PAGE_SIZE))
 
