@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import shutil
 import socket
@@ -27,7 +28,8 @@ from filelock import FileLock
 from platformdirs import user_cache_path
 from playwright.sync_api import Browser, sync_playwright
 
-from colibri_router.store import LedgerAttempt, LedgerRow
+from colibri_router.store import JobRecord, LedgerAttempt, LedgerRow
+from colibri_router.store.jobs import JobStatus
 from colibri_router.store.sqlite.store import SqliteStore
 from colibri_router.store.utc_windows import day_start
 from colibri_router.tokens import add_token
@@ -36,6 +38,7 @@ AXE_PACKAGE = Path(__file__).parent / "axe"
 SERVER_COMMAND = str(Path(sys.executable).with_name("colibri-router"))
 # Debian's and Ubuntu's names, then Google Chrome's (GitHub's Ubuntu runners have it).
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
+JOB_TTL_S = 86_400.0  # COLIBRI_JOB_TTL_S's default, which the server reads
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 
@@ -101,6 +104,7 @@ class Ledger:
     rows: list[LedgerRow]
     yesterday: str
     today: str
+    jobs: list[tuple[JobRecord, JobStatus, str | None]]  # each job, how it ended (running: None) and its result
 
 
 def ledger_rows(now: datetime) -> Ledger:
@@ -141,16 +145,56 @@ def ledger_rows(now: datetime) -> Ledger:
             latency_ms=1_234,
         ),
     ]
-    return Ledger(rows, yesterday.strftime("%Y-%m-%d"), today.strftime("%Y-%m-%d"))
+    return Ledger(rows, yesterday.strftime("%Y-%m-%d"), today.strftime("%Y-%m-%d"), team_jobs(now))
 
 
-def write_ledger(path: Path, rows: list[LedgerRow]) -> None:
-    """The rows, through the store the server uses, into a real SQLite file."""
+# A job's answer: the jobs page must never show it.
+JOB_ANSWER = "The migration plan, step one: uiJobSecretAnswer"
+
+
+def team_jobs(now: datetime) -> list[tuple[JobRecord, JobStatus, str | None]]:
+    """Bob's review whose process is gone and call that timed out, alice's finished call and running
+    ask_many (oldest first)."""
+
+    def job(minutes: int, job_id: str, principal: str, tool: str, progress: str | None, cost: int) -> JobRecord:
+        at = now - timedelta(minutes=minutes)
+        # Run by this test process, alive while the server reads it; its claim renewed a day ahead, so
+        # no lease runs out however long the tests take.
+        alive = f"{socket.gethostname()}:{os.getpid()}:ui"
+        return JobRecord(job_id, principal, tool, "running", progress, cost, at, now + timedelta(days=1), alive)
+
+    # A job whose process (on another machine) stopped renewing it two hours ago: the page ends it as stopped.
+    crashed = job(120, "job_uiBobCrashed000000001", "bob", "router_run", "step 3: running the tests", 2_000)
+    crashed = JobRecord(
+        **{**{name: getattr(crashed, name) for name in crashed.__slots__}, "owner": "elsewhere:1:ui"}
+        | {"updated_at": crashed.started_at}
+    )
+
+    answered = json.dumps({"structured": {"content": JOB_ANSWER}, "text": JOB_ANSWER, "is_error": False})
+    timed_out = json.dumps(
+        {"structured": {"error": {"code": "KIMI_TIMEOUT", "message": JOB_ANSWER}}, "text": "", "is_error": True}
+    )
+    done = job(30, "job_uiAliceDone0000000001", "alice", "router_call", "kimi-k2 answering", 41_000)
+    running = job(4, "job_uiAliceRunning0000001", "alice", "router_ask_many", "2/3 gpt-5 answered in 84.2 s", 96_000)
+    return [
+        (crashed, "running", None),
+        (job(50, "job_uiBobTimedOut000000001", "bob", "router_call", None, 0), "failed", timed_out),
+        (done, "succeeded", answered),
+        (running, "running", None),
+    ]
+
+
+def write_ledger(path: Path, rows: list[LedgerRow], jobs: list[tuple[JobRecord, JobStatus, str | None]]) -> None:
+    """The rows and jobs, through the store the server uses, into a real SQLite file."""
 
     async def write() -> None:
         store = SqliteStore(path, thread_ttl_days=30)
         for each in rows:
             await store.record_call(each)
+        for record, status, result in jobs:
+            await store.create_job(record, JOB_TTL_S)
+            if result is not None:
+                await store.finish_job(record.job_id, record.owner, status, result, None)
         await store.aclose()
 
     with ThreadPoolExecutor(1) as thread:  # Playwright's sync API may hold this thread's event loop
@@ -184,7 +228,7 @@ def team_server(directory: Path, *, workers: int = 1) -> Iterator[Team]:
     """``serve --http`` with a tokens file (ops, an admin; alice and bob, members), a budget per
     member, the keys of :data:`PROVIDER_KEYS`, and the ledger of :func:`ledger_rows` in its SQLite database."""
     ledger = ledger_rows(datetime.now(UTC))
-    write_ledger(directory / "ledger.db", ledger.rows)
+    write_ledger(directory / "ledger.db", ledger.rows, ledger.jobs)
     tokens = {name: add_token(directory / "tokens", name) for name in ("ops", "alice", "bob")}
     env = {
         "PATH": os.environ.get("PATH", ""),

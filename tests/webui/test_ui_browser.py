@@ -3,7 +3,7 @@
 tables, filtering calls, a call's detail, a member restricted to their own calls, the login page for
 a missing or wrong token, the session cookie's flags, cross-site POSTs refused, valid HTML, axe-core
 finding no serious violation, pages that fit a phone, and the providers' keys by fingerprint for
-administrators only. One server and one browser for the module.
+administrators only, and the jobs (every member's for an administrator). One server and one browser for the module.
 
 ``UI_SCREENSHOTS=DIR`` also saves each page's screenshot there (``docs/`` holds them)."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import html5lib
 import httpx
 import pytest
-from browser_support import DESKTOP, PHONE, PROVIDER_KEYS, Team, axe_source, team_server
+from browser_support import DESKTOP, JOB_ANSWER, PHONE, PROVIDER_KEYS, Team, axe_source, team_server
 from playwright.sync_api import Browser, BrowserContext, Page
 
 from colibri_router.engine.keys import fingerprint
@@ -229,6 +229,7 @@ def _pages(team: Team, page: Page) -> list[tuple[str, str]]:
         ("call", str(call)),
         ("members", "/ui/members"),
         ("keys", "/ui/keys"),
+        ("jobs", "/ui/jobs"),
     ]
 
 
@@ -256,11 +257,14 @@ def test_pages_are_valid_html_and_axe_finds_nothing_serious(browser: Browser, te
     check("login", "/ui/login")
     log_in(page, team, "ops")
     for name, path in _pages(team, page):
-        for viewport in (DESKTOP, PHONE) if name in ("spend", "calls") else (DESKTOP,):
+        for viewport in (DESKTOP, PHONE) if name in ("spend", "calls", "jobs") else (DESKTOP,):
             page.set_viewport_size(viewport)  # type: ignore[arg-type]
             check(f"{name} at {viewport['width']} px", path)
     context.close()
     assert not problems, "\n".join(problems)
+
+
+_SCREENSHOTS = ("spend", "calls-all", "call", "members", "keys", "jobs")  # docs/ui-<name>.png
 
 
 def test_pages_fit_the_width_and_work_from_the_keyboard(browser: Browser, team: Team) -> None:
@@ -288,7 +292,7 @@ def test_pages_fit_the_width_and_work_from_the_keyboard(browser: Browser, team: 
             page.goto(f"{team.base}{path}")
             overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
             assert overflow <= 0, f"{name} is {overflow} px wider than a {viewport['width']} px window"
-            if keep and name in ("spend", "calls-all", "call", "members", "keys") and (not label or name == "spend"):
+            if keep and name in _SCREENSHOTS and (not label or name == "spend"):
                 page.screenshot(path=str(Path(keep) / f"ui-{name.removesuffix('-all')}{label}.png"), full_page=True)
     context.close()
 
@@ -328,4 +332,45 @@ def test_an_admin_sees_the_keys_by_fingerprint_and_a_member_does_not(context: Br
     assert answer is not None and answer.status == 404  # as another member's call
     assert member_page.locator("h1").inner_text() == "No such page"
     assert fingerprint("kimi", kimi[0]) not in member_page.content()
+    member.close()
+
+
+def test_the_jobs_page_lists_every_members_jobs_for_an_admin_and_own_for_a_member(
+    context: BrowserContext, team: Team
+) -> None:
+    page = context.new_page()
+    log_in(page, team, "ops")
+    page.get_by_role("link", name="Jobs").click()
+    assert page.url == f"{team.base}/ui/jobs"
+    rows = table_rows(page, "Jobs, newest first")
+    assert [row[:5] for row in rows] == [
+        ["job_uiAliceRunning0000001", "alice", "router_ask_many", "running", "2/3 gpt-5 answered in 84.2 s"],
+        ["job_uiAliceDone0000000001", "alice", "router_call", "succeeded", "kimi-k2 answering"],
+        ["job_uiBobTimedOut000000001", "bob", "router_call", "failed KIMI_TIMEOUT", ""],
+        ["job_uiBobCrashed000000001", "bob", "router_run", "failed SERVER_STOPPED", "step 3: running the tests"],
+    ]  # the last one's process is gone: ended as router_job would end it
+    assert [row[6] for row in rows] == ["$0.096", "$0.041", "$0.00", "$0.002"]
+    assert JOB_ANSWER not in page.content()  # the answer (and the error's message) stays in the store
+    wider = page.locator("div.scroll").evaluate("region => region.scrollWidth - region.clientWidth")
+    assert wider <= 0, f"the jobs table scrolls {wider} px at 1280 px"  # the progress text wraps instead
+    page.get_by_label("Member").select_option("bob")
+    page.get_by_role("button", name="Filter").click()
+    assert "member=bob" in page.url
+    assert [row[1] for row in table_rows(page, "Jobs, newest first")] == ["bob", "bob"]
+    member = context.browser.new_context()  # type: ignore[union-attr]
+    member_page = member.new_page()
+    log_in(member_page, team, "bob")
+    member_page.goto(f"{team.base}/ui/jobs?member=alice")
+    assert table_rows(member_page, "Jobs, newest first") == [
+        ["job_uiBobTimedOut000000001", "router_call", "failed KIMI_TIMEOUT", "", rows[2][5], "$0.00"],
+        [
+            "job_uiBobCrashed000000001",
+            "router_run",
+            "failed SERVER_STOPPED",
+            "step 3: running the tests",
+            rows[3][5],
+            "$0.002",
+        ],
+    ]
+    assert member_page.get_by_label("Member").count() == 0
     member.close()

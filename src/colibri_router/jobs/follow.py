@@ -96,10 +96,12 @@ async def _current(store: JobStore, job_id: str, principal: str, settings: Setti
         raise JobNotFoundError(
             f"no job {job_id!r} of yours: unknown, or it ended over {settings.job_ttl_s:g} s ago (COLIBRI_JOB_TTL_S)"
         )
-    return await _settled(store, record, settings)
+    return await settled(store, record, settings)
 
 
-async def _settled(store: JobStore, record: JobRecord, settings: Settings) -> JobRecord:
+async def settled(store: JobStore, record: JobRecord, settings: Settings) -> JobRecord:
+    """The job as it stands: a running one whose process is gone is ended as stopped first (also
+    what the /ui jobs page shows)."""
     if record.status != "running":
         return record
     here = RUNNER.local(record.job_id) is not None
@@ -113,7 +115,7 @@ async def _settled(store: JobStore, record: JobRecord, settings: Settings) -> Jo
 
 async def listing(store: JobStore, principal: str, settings: Settings) -> JobList:
     records = await store.list_jobs(principal, DEFAULT_JOB_LIST_LIMIT, settings.job_ttl_s)
-    settled = [await _settled(store, record, settings) for record in records]
+    current = [await settled(store, record, settings) for record in records]
     return JobList(
         jobs=[
             JobSummary(
@@ -123,7 +125,7 @@ async def listing(store: JobStore, principal: str, settings: Settings) -> JobLis
                 started=record.started_at.astimezone(UTC).isoformat(timespec="seconds"),
                 cost_usd=micro_to_usd(record.cost_micro_usd),
             )
-            for record in settled
+            for record in current
         ]
     )
 

@@ -232,6 +232,11 @@ class Store(Protocol):
         """The principal's jobs, the most recently started first, at most ``limit``."""
         ...
 
+    async def list_team_jobs(self, principal: str | None, limit: int, ttl_s: float) -> list[JobRecord]:
+        """Every member's jobs (``principal`` None) or one member's, the most recently started first,
+        at most ``limit``: the /ui jobs page's read (the tools read :meth:`list_jobs`)."""
+        ...
+
     async def request_job_cancel(self, job_id: str, principal: str) -> bool:
         """Ask the process running the principal's job to cancel it; False when it is not running."""
         ...

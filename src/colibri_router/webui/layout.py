@@ -10,7 +10,7 @@ from colibri_router import __version__
 from colibri_router.store import format_usd
 from colibri_router.webui.markup import Html, html, join
 
-NAVIGATION = (("spend", "Spend"), ("calls", "Calls"), ("members", "Members"))
+NAVIGATION = (("spend", "Spend"), ("calls", "Calls"), ("jobs", "Jobs"), ("members", "Members"))
 ADMIN_NAVIGATION = (("keys", "Keys"),)  # linked for administrators only
 
 

@@ -99,7 +99,8 @@ class CallFilters:
     until: str = ""
 
 
-def _select(name: str, label: str, choices: Sequence[str], chosen: str) -> Html:
+def select_field(name: str, label: str, choices: Sequence[str], chosen: str) -> Html:
+    """A labelled ``<select>`` of ``choices`` (and "any", the empty value), ``chosen`` selected."""
     options = [html('<option value="">any</option>')] + [
         html('<option value="{v}"{sel}>{v}</option>', v=choice, sel=Html(" selected") if choice == chosen else Html(""))
         for choice in choices
@@ -122,9 +123,9 @@ def calls_page(  # noqa: PLR0917 - the page's parts, each named at the one call 
     older: str | None,
 ) -> Html:
     fields = [
-        _select("member", "Member", members, filters.member) if viewer.admin else Html(""),
-        _select("model", "Model", models, filters.model),
-        _select("outcome", "Outcome", OUTCOME_CHOICES, filters.outcome),
+        select_field("member", "Member", members, filters.member) if viewer.admin else Html(""),
+        select_field("model", "Model", models, filters.model),
+        select_field("outcome", "Outcome", OUTCOME_CHOICES, filters.outcome),
         html(
             '<div class="field"><label for="f-since">From (UTC day)</label>'
             '<input id="f-since" name="since" type="date" value="{since}"></div>'

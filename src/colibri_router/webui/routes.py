@@ -1,6 +1,6 @@
 """The ``/ui`` routes of ``serve --http``: login and logout, and the pages, each answering only a
 valid session (else the login page). An administrator (``COLIBRI_HTTP_ADMINS``, read on every
-request) sees every member's calls; a member sees the same pages with only their own."""
+request) sees every member's calls and jobs; a member sees the same pages with only their own."""
 
 from __future__ import annotations
 
@@ -16,12 +16,14 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from colibri_router.errors import ConfigError
+from colibri_router.jobs.follow import settled
 from colibri_router.logs import get_logger
 from colibri_router.settings import comma_list, load_settings
 from colibri_router.store import BudgetLimits, CallQuery, Store, shared_store
 from colibri_router.store.utc_windows import utc_now
 from colibri_router.tokens import TokensFile
 from colibri_router.webui import pages
+from colibri_router.webui.jobs import jobs_page
 from colibri_router.webui.keys import keys_page, provider_keys
 from colibri_router.webui.layout import Viewer
 from colibri_router.webui.markup import Html
@@ -75,6 +77,7 @@ class TeamPages:
             Route("/ui/spend", self._page(self.spend), methods=["GET"]),
             Route("/ui/calls", self._page(self.calls), methods=["GET"]),
             Route("/ui/calls/{call_id:int}", self._page(self.call), methods=["GET"]),
+            Route("/ui/jobs", self._page(self.jobs), methods=["GET"]),
             Route("/ui/members", self._page(self.members), methods=["GET"]),
             Route("/ui/keys", self._page(self.keys), methods=["GET"]),
         ]
@@ -166,6 +169,16 @@ class TeamPages:
         if found is None:  # unknown and another member's answer alike
             return _answer(pages.message_page("No such call", "There is no call with that id.", viewer), 404)
         return _answer(pages.call_page(viewer, found))
+
+    async def jobs(self, request: Request, viewer: Viewer, store: Store) -> Response:
+        settings = load_settings()
+        member = request.query_params.get("member", "").strip()
+        # A member's own jobs whatever they ask for, as on the calls page.
+        found = await store.list_team_jobs(viewer.visible or member or None, _PAGE_SIZE, settings.job_ttl_s)
+        # A job whose process is gone reads as router_job answers it: ended as SERVER_STOPPED.
+        listed = [await settled(store, record, settings) for record in found]
+        members = sorted({entry.name for entry in self._tokens.entries()} | {job.principal for job in listed})
+        return _answer(jobs_page(viewer, member, members, listed, _PAGE_SIZE))
 
     async def members(self, request: Request, viewer: Viewer, store: Store) -> Response:
         settings = load_settings()

@@ -95,9 +95,10 @@ async def load(connection: Connection, job_id: str, principal: str, expiry_cutof
     return None if row is None else _record(row)
 
 
-async def recent(connection: Connection, principal: str, limit: int, expiry_cutoff: datetime) -> list[JobRecord]:
+async def recent(connection: Connection, principal: str | None, limit: int, expiry_cutoff: datetime) -> list[JobRecord]:
+    """The principal's live jobs, or every principal's (None), the most recently started first."""
     rows = await connection.fetch(
-        f"SELECT {_COLUMNS} FROM jobs WHERE principal = $1 AND $2::int > 0 AND {_LIVE}"
+        f"SELECT {_COLUMNS} FROM jobs WHERE ($1::text IS NULL OR principal = $1) AND $2::int > 0 AND {_LIVE}"
         " ORDER BY started_at DESC, created_order DESC LIMIT $2",
         principal,
         limit,

@@ -246,6 +246,11 @@ class PostgresStore:
         cutoff = expiry_cutoff(self._now(), ttl_s)
         return await self._database.run(lambda c: jobs.recent(c, principal, limit, cutoff))
 
+    async def list_team_jobs(self, principal: str | None, limit: int, ttl_s: float) -> list[JobRecord]:
+        contract.require_listing_limit(limit)
+        cutoff = expiry_cutoff(self._now(), ttl_s)
+        return await self._database.run(lambda c: jobs.recent(c, principal, limit, cutoff))
+
     async def request_job_cancel(self, job_id: str, principal: str) -> bool:
         return await self._database.run(lambda c: jobs.request_cancel(c, job_id, principal))
 

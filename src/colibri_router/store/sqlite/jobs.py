@@ -88,10 +88,12 @@ def load(connection: sqlite3.Connection, job_id: str, principal: str, expiry_cut
     return None if row is None else _record(row)
 
 
-def recent(connection: sqlite3.Connection, principal: str, limit: int, expiry_cutoff_ms: int) -> list[JobRecord]:
+def recent(connection: sqlite3.Connection, principal: str | None, limit: int, expiry_cutoff_ms: int) -> list[JobRecord]:
+    """The principal's live jobs, or every principal's (None), the most recently started first."""
+    mine, who = ("principal = ? AND ", (principal,)) if principal is not None else ("", ())
     rows = connection.execute(
-        f"SELECT {_COLUMNS} FROM jobs WHERE principal = ? AND {_LIVE} ORDER BY started_at_ms DESC, rowid DESC LIMIT ?",
-        (principal, expiry_cutoff_ms, limit),
+        f"SELECT {_COLUMNS} FROM jobs WHERE {mine}{_LIVE} ORDER BY started_at_ms DESC, rowid DESC LIMIT ?",
+        (*who, expiry_cutoff_ms, limit),
     ).fetchall()
     return [_record(row) for row in rows]
 
