@@ -28,6 +28,7 @@ from benchmarks.upstream import (
 )
 from colibri_router.engine.keys import reset_pools
 from colibri_router.router import route
+from colibri_router.router.call import call_from
 from colibri_router.schema import RouterCallInput
 
 KEY_VARIABLE = "COLIBRI_KIMI_API_KEY"
@@ -39,13 +40,13 @@ TARGET_RATIO = 1.05
 async def run(plan: Plan) -> Report:
     default_logger_to_devnull()
     reset_pools()
-    args = RouterCallInput.model_validate({"prompt": PROMPT, "provider": "kimi"})
+    args = call_from(RouterCallInput.model_validate({"prompt": PROMPT, "provider": "kimi"}))
     async with lean_upstream() as upstream, benchmark_client() as client:
         with environment({"COLIBRI_KIMI_BASE_URL": upstream.kimi_base_url, "COLIBRI_STORE": "off", KEY_VARIABLE: ONE}):
 
             async def call(keys: str) -> None:
                 os.environ[KEY_VARIABLE] = keys
-                result = await route(args, client=client)
+                result = (await route(args, client=client)).result
                 if result.content != ANSWER:
                     raise RuntimeError(f"unexpected answer {result.content!r}")
 

@@ -19,7 +19,6 @@ An unknown key or table, or a value of the wrong type, makes the whole file inva
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -87,6 +86,8 @@ OPEN = Policy(Rules(), {})
 
 def parse_policy(text: str, source: str) -> Policy:
     """The policy ``text`` (read from ``source``) holds; a :class:`ConfigError` names what is wrong."""
+    import tomllib  # here, not at start-up: the MCP shell imports this module before any call
+
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
