@@ -1,11 +1,12 @@
-"""The checks below the shell (colibri_router.gateway.enforce) for the member a call runs for."""
+"""The checks below the shell (colibri_router.gateway.enforce, .budgets) for the member a call runs for."""
 
 from __future__ import annotations
 
 import pytest
 
 from colibri_router.errors import ConfigError
-from colibri_router.gateway.enforce import check_chain, gate, member_budgets
+from colibri_router.gateway.budgets import member_budgets
+from colibri_router.gateway.enforce import check_chain, gate
 from colibri_router.gateway.errors import NotAllowedError
 from colibri_router.gateway.member import Member, acting_for, current_member
 from colibri_router.gateway.policy import Rules

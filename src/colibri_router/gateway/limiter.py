@@ -9,12 +9,17 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
-from colibri_router.gateway.errors import PolicyRateLimited
+from colibri_router.gateway.errors import NotAllowedError, PolicyRateLimited
+from colibri_router.logs import get_logger
 from colibri_router.settings import load_settings
+from colibri_router.store import StoreError, shared_store
 from colibri_router.store.rates import WINDOW_S, RateEvent, RateLimits, RateRefusal, admission, new_event_id
+from colibri_router.token_estimate import request_tokens
 
 if TYPE_CHECKING:
+    from colibri_router.conversation import CompletionRequest
     from colibri_router.gateway.member import Member
+    from colibri_router.providers import Choice
 
 
 class RateStore(Protocol):
@@ -35,8 +40,6 @@ async def take(member: Member, *, calls: int, tokens: int) -> _Taken:
     """Count one use (``calls`` calls, ``tokens`` estimated tokens) for ``member`` or raise
     :class:`PolicyRateLimited`. A store that cannot be reached raises its ``StoreError``: without it no
     limit can be held."""
-    from colibri_router.store import shared_store
-
     limits = RateLimits(rpm=member.rules.rpm, tpm=member.rules.tpm)
     store = shared_store(load_settings())
     if hasattr(store, "take_rate"):  # not isinstance: a runtime protocol check costs more than the rest
@@ -54,6 +57,26 @@ async def take(member: Member, *, calls: int, tokens: int) -> _Taken:
             refused.retry_after_s,
         )
     return taken
+
+
+async def take_tokens(member: Member, tpm: int, choice: Choice, request: CompletionRequest) -> _Taken:
+    """Take the request's estimated tokens (input and ``max_tokens``) from the member's ``tpm``; a
+    request whose estimate alone exceeds it is refused (``NOT_ALLOWED``): no minute would admit it."""
+    estimate = request_tokens(request) + request.max_tokens
+    if estimate > tpm:
+        raise NotAllowedError(
+            f"the request's estimated {estimate} tokens (input and max_tokens) exceed tpm {tpm} of the "
+            f"policy of {member.name!r}; lower max_tokens or the input; nothing was sent"
+        ).about(choice.provider.name, choice.model)
+    return await take(member, calls=0, tokens=estimate)
+
+
+async def settle_or_log(taken: object, tokens: int) -> None:
+    """:func:`settle`, a store failure logged instead of raised: the call it counts has answered."""
+    try:
+        await settle(taken, tokens)
+    except StoreError as error:
+        get_logger(__name__).error("tokens per minute not settled", path=error.path, error=str(error.cause))
 
 
 async def settle(taken: object, tokens: int) -> None:
