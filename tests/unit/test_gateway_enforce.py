@@ -71,6 +71,6 @@ class _FailingRates:
 async def test_a_settle_the_store_cannot_write_never_breaks_the_answered_call() -> None:
     from colibri_router.conversation import Usage
     from colibri_router.gateway.enforce import Gate
-    from colibri_router.gateway.limiter import _Taken
+    from colibri_router.gateway.limiter import Taken
 
-    await Gate(event=_Taken(_FailingRates(), "rt_x")).settle(Usage(10, 5))  # no exception: the answer stands
+    await Gate(event=Taken(_FailingRates(), "rt_x")).settle(Usage(10, 5))  # no exception: the answer stands

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Literal, TextIO
 
+from colibri_router.commands.options import option_path
 from colibri_router.commands.output import emit_error, emit_json, invalid
 from colibri_router.errors import ColibriError
 from colibri_router.errors.invalid import invalid_arguments
@@ -26,7 +27,6 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
     from pydantic import ValidationError
 
-    from colibri_router.commands.options import option_path
     from colibri_router.history.schema import RouterThreadsInput
 
     # The service and its models load when the command runs, not with every CLI start (the server's).

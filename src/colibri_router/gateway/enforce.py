@@ -32,6 +32,7 @@ from colibri_router.providers.cost import worst_case
 if TYPE_CHECKING:
     from colibri_router.catalog.schema import RouterModelsResult
     from colibri_router.conversation import CompletionRequest, Usage
+    from colibri_router.gateway.limiter import Taken
     from colibri_router.providers import Choice, ProviderSpec
 
 
@@ -74,17 +75,14 @@ class Gate:
     """One request admitted by the running member's policy: what its check warned of, and its tokens
     in the member's minute, settled once it answered."""
 
-    event: object | None = None  # the limiter's record of the estimate
+    event: Taken | None = None  # the limiter's record of the estimate (it settles itself)
     warnings: list[str] = field(default_factory=list)
 
     async def settle(self, usage: Usage) -> None:
         """The real token count in place of the estimate. A store failure here never breaks the call
         that answered: the estimate stays counted, and the log says why."""
         if self.event is not None:
-            # Only a member's tpm took an event: the limiter (and the store) loaded then, see gate().
-            from colibri_router.gateway.limiter import settle_or_log
-
-            await settle_or_log(self.event, usage.prompt_tokens + usage.completion_tokens)
+            await self.event.settle_or_log(usage.prompt_tokens + usage.completion_tokens)
 
 
 _OPEN_GATE = Gate()

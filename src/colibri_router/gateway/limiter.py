@@ -31,12 +31,31 @@ class RateStore(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class _Taken:
+class Taken:
+    """One use :func:`take` admitted, to settle with its real token count."""
+
     store: RateStore | None  # None: this process's own count
     event_id: str
 
+    async def settle(self, tokens: int) -> None:
+        """The real token count in place of the estimate."""
+        if self.store is None:
+            _LOCAL.settle(self.event_id, tokens)
+        else:
+            await self.store.settle_rate(self.event_id, tokens)
 
-async def take(member: Member, *, calls: int, tokens: int) -> _Taken:
+    async def settle_or_log(self, tokens: int) -> None:
+        """:meth:`settle`, a store failure logged instead of raised: the call it counts has answered."""
+        try:
+            await self.settle(tokens)
+        except StoreError as error:
+            # Logged under the policy's checks (.enforce), where the settling was asked for.
+            get_logger("colibri_router.gateway.enforce").error(
+                "tokens per minute not settled", path=error.path, error=str(error.cause)
+            )
+
+
+async def take(member: Member, *, calls: int, tokens: int) -> Taken:
     """Count one use (``calls`` calls, ``tokens`` estimated tokens) for ``member`` or raise
     :class:`PolicyRateLimited`. A store that cannot be reached raises its ``StoreError``: without it no
     limit can be held."""
@@ -45,10 +64,10 @@ async def take(member: Member, *, calls: int, tokens: int) -> _Taken:
     if hasattr(store, "take_rate"):  # not isinstance: a runtime protocol check costs more than the rest
         rates = cast(RateStore, store)
         event_id, refused = await rates.take_rate(member.name, limits, calls=calls, tokens=tokens)
-        taken = _Taken(rates, event_id)
+        taken = Taken(rates, event_id)
     else:
         event_id, refused = _LOCAL.take(member.name, limits, calls=calls, tokens=tokens)
-        taken = _Taken(None, event_id)
+        taken = Taken(None, event_id)
     if refused is not None:
         unit = "calls" if refused.limit == "rpm" else "tokens"
         raise PolicyRateLimited(
@@ -59,7 +78,7 @@ async def take(member: Member, *, calls: int, tokens: int) -> _Taken:
     return taken
 
 
-async def take_tokens(member: Member, tpm: int, choice: Choice, request: CompletionRequest) -> _Taken:
+async def take_tokens(member: Member, tpm: int, choice: Choice, request: CompletionRequest) -> Taken:
     """Take the request's estimated tokens (input and ``max_tokens``) from the member's ``tpm``; a
     request whose estimate alone exceeds it is refused (``NOT_ALLOWED``): no minute would admit it."""
     estimate = request_tokens(request) + request.max_tokens
@@ -69,23 +88,6 @@ async def take_tokens(member: Member, tpm: int, choice: Choice, request: Complet
             f"policy of {member.name!r}; lower max_tokens or the input; nothing was sent"
         ).about(choice.provider.name, choice.model)
     return await take(member, calls=0, tokens=estimate)
-
-
-async def settle_or_log(taken: object, tokens: int) -> None:
-    """:func:`settle`, a store failure logged instead of raised: the call it counts has answered."""
-    try:
-        await settle(taken, tokens)
-    except StoreError as error:
-        get_logger(__name__).error("tokens per minute not settled", path=error.path, error=str(error.cause))
-
-
-async def settle(taken: object, tokens: int) -> None:
-    """The real token count of a use :func:`take` admitted."""
-    assert isinstance(taken, _Taken)
-    if taken.store is None:
-        _LOCAL.settle(taken.event_id, tokens)
-    else:
-        await taken.store.settle_rate(taken.event_id, tokens)
 
 
 class _Local:

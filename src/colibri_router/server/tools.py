@@ -106,22 +106,26 @@ def _handler(entry: ToolEntry) -> Callable[[Any, Context[Any, Any]], Awaitable[T
     for the request's caller."""
 
     async def handle(arguments: Any, ctx: Context[Any, Any]) -> ToolAnswer:
-        # The call path (sampling, jobs, the error objects) loads with the first call, not at start-up.
-        from colibri_router.server.calling import answer
-
-        service = _service(entry.service)
-        local_files = not _over_http(ctx)
-        background = arguments.background if entry.background else None
-        return await answer(
-            entry.name,
-            ctx,
-            lambda who, notify, session: service(arguments, ToolCall(who, notify, local_files, session.ask)),
-            entry.sparse,
-            background,
-        )
+        return await _call(entry, arguments, ctx)
 
     handle.__name__ = handle.__qualname__ = entry.name
     return handle
+
+
+async def _call(entry: ToolEntry, arguments: Any, ctx: Context[Any, Any]) -> ToolAnswer:
+    # The call path (sampling, jobs, the error objects) loads with the first call, not at start-up.
+    from colibri_router.server.calling import answer
+
+    service = _service(entry.service)
+    local_files = not _over_http(ctx)
+    background = arguments.background if entry.background else None
+    return await answer(
+        entry.name,
+        ctx,
+        lambda who, notify, session: service(arguments, ToolCall(who, notify, local_files, session.ask)),
+        entry.sparse,
+        background,
+    )
 
 
 _service = functools.cache(load)
