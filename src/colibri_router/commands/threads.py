@@ -23,13 +23,11 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    # Loaded when the command runs, not with every CLI start (the server's).
+    # The service and its models load when the command runs, not with every CLI start (the server's).
     import anyio
     from pydantic import ValidationError
 
     from colibri_router.history.schema import RouterThreadsInput
-
-    # The service and its models load when the command runs, not with every CLI start (the server's).
     from colibri_router.history.service import threads
     from colibri_router.store.errors import ThreadNotFound
 
