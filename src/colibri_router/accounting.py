@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from colibri_router.errors import ColibriError, ConfigError, InvalidOutputError
-from colibri_router.gateway.enforce import member_budgets
+from colibri_router.gateway.budgets import member_budgets
 from colibri_router.jobs.spending import spent
 from colibri_router.logs import get_logger
 from colibri_router.providers.cost import worst_case

@@ -1,11 +1,12 @@
-"""The checks below the shell (colibri_router.gateway.enforce) for the member a call runs for."""
+"""The checks below the shell (colibri_router.gateway.enforce, .budgets) for the member a call runs for."""
 
 from __future__ import annotations
 
 import pytest
 
 from colibri_router.errors import ConfigError
-from colibri_router.gateway.enforce import check_chain, gate, member_budgets
+from colibri_router.gateway.budgets import member_budgets
+from colibri_router.gateway.enforce import check_chain, gate
 from colibri_router.gateway.errors import NotAllowedError
 from colibri_router.gateway.member import Member, acting_for, current_member
 from colibri_router.gateway.policy import Rules
@@ -70,6 +71,6 @@ class _FailingRates:
 async def test_a_settle_the_store_cannot_write_never_breaks_the_answered_call() -> None:
     from colibri_router.conversation import Usage
     from colibri_router.gateway.enforce import Gate
-    from colibri_router.gateway.limiter import _Taken
+    from colibri_router.gateway.limiter import Taken
 
-    await Gate(event=_Taken(_FailingRates(), "rt_x")).settle(Usage(10, 5))  # no exception: the answer stands
+    await Gate(event=Taken(_FailingRates(), "rt_x")).settle(Usage(10, 5))  # no exception: the answer stands

@@ -17,6 +17,7 @@ from colibri_router.engine.clients import shared_client
 from colibri_router.engine.keys import pool_for
 from colibri_router.engine.transport import get_json
 from colibri_router.errors import ColibriError
+from colibri_router.gateway.enforce import visible_models
 from colibri_router.providers import (
     ProviderSpec,
     Registry,
@@ -47,8 +48,6 @@ async def subscription_available(spec: ProviderSpec) -> bool:
 
 async def for_tool(args: RouterModelsInput, _call: ToolCall) -> RouterModelsResult:
     """router_models, as the tool table (:mod:`colibri_router.server.table`) calls it."""
-    from colibri_router.gateway.enforce import visible_models
-
     return visible_models(await list_models(args))  # a team member sees only what their policy allows
 
 

@@ -109,7 +109,7 @@ async def _share_with_replicas(specs: list[ProviderSpec]) -> None:
         return
     if not url or not url.startswith(("postgresql://", "postgres://")) or not pooled:
         return
-    try:
+    try:  # the postgres extra (asyncpg): imported only when the store is PostgreSQL
         from colibri_router.store.postgres.keys import read_only
     except ImportError:  # without the postgres extra the store's section says so
         return

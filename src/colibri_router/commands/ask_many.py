@@ -9,6 +9,7 @@ import sys
 from typing import Any, TextIO
 
 from colibri_router.commands.call_input import CONVERSATION_OPTIONS, add_conversation_options, validated
+from colibri_router.commands.jobs import background
 from colibri_router.commands.output import emit_outcome
 
 OPTIONS = ("models", "judge", "judge_instructions", "detail", "max_cost_usd", *CONVERSATION_OPTIONS)
@@ -42,8 +43,6 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         return arguments
 
     if args.background:
-        from colibri_router.commands.jobs import background
-
         return background("router_ask_many", arguments, stdout)
 
     async def progress(_done: float, message: str, _total: float | None) -> None:

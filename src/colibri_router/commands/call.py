@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from colibri_router.commands.call_input import CONVERSATION_OPTIONS, add_conversation_options, validated
+from colibri_router.commands.jobs import background
 from colibri_router.commands.output import emit_outcome
 
 OPTIONS = ("provider", "model", "fallback", "thread_id", "max_cost_usd", *CONVERSATION_OPTIONS)
@@ -40,7 +41,5 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         return arguments
 
     if args.background:
-        from colibri_router.commands.jobs import background
-
         return background("router_call", arguments, stdout)
     return emit_outcome(stdout, lambda: serve(arguments))

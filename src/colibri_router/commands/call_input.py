@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from colibri_router.commands.options import option_path, read_json_file
 from colibri_router.commands.output import emit_error
 from colibri_router.errors import InvalidRequestError
 from colibri_router.errors.invalid import invalid_arguments
@@ -39,8 +40,6 @@ def validated(
     """The tool's input from the command line, or the exit status of the error printed instead."""
     # Loaded when the command runs, not with every CLI start (the server's).
     from pydantic import ValidationError
-
-    from colibri_router.commands.options import option_path, read_json_file
 
     fields: dict[str, Any] = {key: value for key in options if (value := getattr(args, key)) is not None}
     try:

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     import anyio
 
     # The checks load when the command runs, not with every CLI start (the server's).
-    from colibri_router.checkup import examine
+    from colibri_router.checkup.report import examine
 
     report = anyio.run(lambda: examine(live=args.live, http=args.http, host=args.host))
     if args.json:

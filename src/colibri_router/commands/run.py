@@ -7,9 +7,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from colibri_router.commands.jobs import background
 from colibri_router.errors import ConfigError
 
 FORMATS = ("pretty", "json", "junit", "html")
@@ -96,21 +98,27 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         sys.stderr.write(f"colibri-router run: {error}\n")
         return testing.ExitCode.INVALID_INPUT
     progress.done()
-    _write_reports(reports, args.formats or ["pretty"], args.outs or [], stdout)
+    renderers: dict[str, Callable[[list[Any]], str]] = {
+        "pretty": testing.render_pretty,
+        "junit": testing.render_junit,
+        "html": testing.render_html,
+    }
+    _write_reports(reports, args.formats or ["pretty"], args.outs or [], stdout, renderers)
     return testing.exit_code(reports)
 
 
-def _write_reports(reports: list[Any], formats: list[str], outs: list[Path], stdout: TextIO) -> None:
-    # The agent-testing runner loads when the command runs, not with every CLI start (the server's).
-    from colibri_router import testing
-
+def _write_reports(
+    reports: list[Any],
+    formats: list[str],
+    outs: list[Path],
+    stdout: TextIO,
+    renderers: dict[str, Callable[[list[Any]], str]],
+) -> None:
+    """Each format's report (``renderers``: the agent-testing runner's, by format; json here)."""
     for index, kind in enumerate(formats):
-        if kind == "pretty":
-            text = testing.render_pretty(reports)
-        elif kind == "junit":
-            text = testing.render_junit(reports)
-        elif kind == "html":
-            text = testing.render_html(reports)
+        render = renderers.get(kind)
+        if render is not None:
+            text = render(reports)
         else:
             text = json.dumps([report.to_json("full") for report in reports], indent=2, ensure_ascii=False)
         if index < len(outs):
@@ -144,7 +152,7 @@ class _Progress:
 
 def _background(args: argparse.Namespace, stdout: TextIO) -> int:
     """``--background``: one scenario as router_run's input, run detached (:mod:`colibri_router.jobs`)."""
-    from colibri_router.commands.jobs import background
+    # router_run's input model loads when the command runs, not with every CLI start (the server's).
     from colibri_router.testing.tool_input import RouterRunInput
 
     if len(args.scenarios) != 1 or args.record or args.replay or args.dry_run or args.formats or args.outs:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Literal, TextIO
 
+from colibri_router.commands.options import option_path
 from colibri_router.commands.output import emit_error, emit_json, invalid
 from colibri_router.errors import ColibriError
 from colibri_router.errors.invalid import invalid_arguments
@@ -22,14 +23,11 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    # Loaded when the command runs, not with every CLI start (the server's).
+    # The service and its models load when the command runs, not with every CLI start (the server's).
     import anyio
     from pydantic import ValidationError
 
-    from colibri_router.commands.options import option_path
     from colibri_router.history.schema import RouterThreadsInput
-
-    # The service and its models load when the command runs, not with every CLI start (the server's).
     from colibri_router.history.service import threads
     from colibri_router.store.errors import ThreadNotFound
 

@@ -21,11 +21,10 @@ def register(commands: Any, provider_names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    # The service and its models load when the command runs, not with every CLI start (the server's).
     import anyio
 
     from colibri_router.history.schema import RouterUsageInput
-
-    # The service and its models load when the command runs, not with every CLI start (the server's).
     from colibri_router.history.service import usage
 
     try:

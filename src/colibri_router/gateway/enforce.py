@@ -10,26 +10,30 @@ their signatures, and a call over stdio, with no member, skips every check at th
 - :func:`gate`: each request just before it is sent, against ``max_cost_usd_per_call``, and its
   estimated tokens (input and ``max_tokens``) taken from ``tpm``; :meth:`Gate.settle` puts the real
   count in place of the estimate once it answered.
-- :func:`member_budgets`: ``daily_usd`` and ``monthly_usd`` as the store's per-caller budgets.
 - :func:`visible_models`: ``router_models`` without what the member may not use.
+
+``daily_usd`` and ``monthly_usd`` become the store's per-caller budgets in :mod:`.budgets`. This module
+is loaded with the router and ``router_models``, which need no store: the ``tpm`` count, kept in the
+store (:mod:`.limiter`), loads with the first call of a member who has a ``tpm``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from colibri_router.errors import ColibriError
 from colibri_router.gateway.errors import NotAllowedError
 from colibri_router.gateway.member import Member, current_member
+from colibri_router.providers import load_registry
 from colibri_router.providers.cost import worst_case
 
 if TYPE_CHECKING:
     from colibri_router.catalog.schema import RouterModelsResult
     from colibri_router.conversation import CompletionRequest, Usage
+    from colibri_router.gateway.limiter import Taken
     from colibri_router.providers import Choice, ProviderSpec
-    from colibri_router.store import BudgetLimits
 
 
 def refusal(member: Member, spec: ProviderSpec, model: str) -> NotAllowedError | None:
@@ -66,45 +70,19 @@ def check_chain(choices: Sequence[Choice | ColibriError | None]) -> None:
             raise refused.about(choice.provider.name, choice.model)
 
 
-def member_budgets(limits: BudgetLimits) -> BudgetLimits:
-    """``limits`` with the running member's ``daily_usd`` and ``monthly_usd`` as per-caller budgets
-    (the smaller of theirs and ``COLIBRI_BUDGET_DAILY_USD_PER_USER`` per day)."""
-    member = current_member()
-    if member is None or (member.rules.daily_usd is None and member.rules.monthly_usd is None):
-        return limits
-    from colibri_router.store import usd_to_micro
-
-    daily, monthly = member.rules.daily_usd, member.rules.monthly_usd
-    per_day = limits.daily_per_principal_micro_usd
-    if daily is not None:
-        per_day = usd_to_micro(daily) if per_day is None else min(per_day, usd_to_micro(daily))
-    return replace(
-        limits,
-        daily_per_principal_micro_usd=per_day,
-        monthly_per_principal_micro_usd=None if monthly is None else usd_to_micro(monthly),
-    )
-
-
 @dataclass
 class Gate:
     """One request admitted by the running member's policy: what its check warned of, and its tokens
     in the member's minute, settled once it answered."""
 
-    event: object | None = None  # the limiter's record of the estimate
+    event: Taken | None = None  # the limiter's record of the estimate (it settles itself)
     warnings: list[str] = field(default_factory=list)
 
     async def settle(self, usage: Usage) -> None:
         """The real token count in place of the estimate. A store failure here never breaks the call
         that answered: the estimate stays counted, and the log says why."""
         if self.event is not None:
-            from colibri_router.gateway import limiter
-            from colibri_router.logs import get_logger
-            from colibri_router.store import StoreError
-
-            try:
-                await limiter.settle(self.event, usage.prompt_tokens + usage.completion_tokens)
-            except StoreError as error:
-                get_logger(__name__).error("tokens per minute not settled", path=error.path, error=str(error.cause))
+            await self.event.settle_or_log(usage.prompt_tokens + usage.completion_tokens)
 
 
 _OPEN_GATE = Gate()
@@ -129,16 +107,10 @@ async def gate(choice: Choice, request: CompletionRequest) -> Gate:
                 f"${rules.max_cost_usd_per_call:g} of the policy of {member.name!r}; nothing was sent"
             ).about(choice.provider.name, choice.model)
     if rules.tpm is not None:
-        from colibri_router.gateway import limiter
-        from colibri_router.token_estimate import request_tokens
+        # The limiter counts in the store: loaded by the first call of a member with tpm, not with the router.
+        from colibri_router.gateway.limiter import take_tokens
 
-        estimate = request_tokens(request) + request.max_tokens
-        if estimate > rules.tpm:
-            raise NotAllowedError(
-                f"the request's estimated {estimate} tokens (input and max_tokens) exceed tpm {rules.tpm} of the "
-                f"policy of {member.name!r}; lower max_tokens or the input; nothing was sent"
-            ).about(choice.provider.name, choice.model)
-        passed.event = await limiter.take(member, calls=0, tokens=estimate)
+        passed.event = await take_tokens(member, rules.tpm, choice, request)
     return passed
 
 
@@ -148,8 +120,6 @@ def visible_models(result: RouterModelsResult) -> RouterModelsResult:
     member = current_member()
     if member is None:
         return result
-    from colibri_router.providers import load_registry
-
     registry = load_registry()
     providers = []
     for entry in result.providers:

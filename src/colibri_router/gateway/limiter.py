@@ -9,12 +9,17 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
-from colibri_router.gateway.errors import PolicyRateLimited
+from colibri_router.gateway.errors import NotAllowedError, PolicyRateLimited
+from colibri_router.logs import get_logger
 from colibri_router.settings import load_settings
+from colibri_router.store import StoreError, shared_store
 from colibri_router.store.rates import WINDOW_S, RateEvent, RateLimits, RateRefusal, admission, new_event_id
+from colibri_router.token_estimate import request_tokens
 
 if TYPE_CHECKING:
+    from colibri_router.conversation import CompletionRequest
     from colibri_router.gateway.member import Member
+    from colibri_router.providers import Choice
 
 
 class RateStore(Protocol):
@@ -26,26 +31,43 @@ class RateStore(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class _Taken:
+class Taken:
+    """One use :func:`take` admitted, to settle with its real token count."""
+
     store: RateStore | None  # None: this process's own count
     event_id: str
 
+    async def settle(self, tokens: int) -> None:
+        """The real token count in place of the estimate."""
+        if self.store is None:
+            _LOCAL.settle(self.event_id, tokens)
+        else:
+            await self.store.settle_rate(self.event_id, tokens)
 
-async def take(member: Member, *, calls: int, tokens: int) -> _Taken:
+    async def settle_or_log(self, tokens: int) -> None:
+        """:meth:`settle`, a store failure logged instead of raised: the call it counts has answered."""
+        try:
+            await self.settle(tokens)
+        except StoreError as error:
+            # Logged under the policy's checks (.enforce), where the settling was asked for.
+            get_logger("colibri_router.gateway.enforce").error(
+                "tokens per minute not settled", path=error.path, error=str(error.cause)
+            )
+
+
+async def take(member: Member, *, calls: int, tokens: int) -> Taken:
     """Count one use (``calls`` calls, ``tokens`` estimated tokens) for ``member`` or raise
     :class:`PolicyRateLimited`. A store that cannot be reached raises its ``StoreError``: without it no
     limit can be held."""
-    from colibri_router.store import shared_store
-
     limits = RateLimits(rpm=member.rules.rpm, tpm=member.rules.tpm)
     store = shared_store(load_settings())
     if hasattr(store, "take_rate"):  # not isinstance: a runtime protocol check costs more than the rest
         rates = cast(RateStore, store)
         event_id, refused = await rates.take_rate(member.name, limits, calls=calls, tokens=tokens)
-        taken = _Taken(rates, event_id)
+        taken = Taken(rates, event_id)
     else:
         event_id, refused = _LOCAL.take(member.name, limits, calls=calls, tokens=tokens)
-        taken = _Taken(None, event_id)
+        taken = Taken(None, event_id)
     if refused is not None:
         unit = "calls" if refused.limit == "rpm" else "tokens"
         raise PolicyRateLimited(
@@ -56,13 +78,16 @@ async def take(member: Member, *, calls: int, tokens: int) -> _Taken:
     return taken
 
 
-async def settle(taken: object, tokens: int) -> None:
-    """The real token count of a use :func:`take` admitted."""
-    assert isinstance(taken, _Taken)
-    if taken.store is None:
-        _LOCAL.settle(taken.event_id, tokens)
-    else:
-        await taken.store.settle_rate(taken.event_id, tokens)
+async def take_tokens(member: Member, tpm: int, choice: Choice, request: CompletionRequest) -> Taken:
+    """Take the request's estimated tokens (input and ``max_tokens``) from the member's ``tpm``; a
+    request whose estimate alone exceeds it is refused (``NOT_ALLOWED``): no minute would admit it."""
+    estimate = request_tokens(request) + request.max_tokens
+    if estimate > tpm:
+        raise NotAllowedError(
+            f"the request's estimated {estimate} tokens (input and max_tokens) exceed tpm {tpm} of the "
+            f"policy of {member.name!r}; lower max_tokens or the input; nothing was sent"
+        ).about(choice.provider.name, choice.model)
+    return await take(member, calls=0, tokens=estimate)
 
 
 class _Local:

@@ -41,6 +41,7 @@ async def admit_tool(member: Member, tool: str, arguments: Any) -> None:
     if not rules.files and getattr(arguments, "files", None):
         raise NotAllowedError(f"`files` is not allowed by the policy of {member.name!r} (files = false)")
     if rules.rpm is not None:
+        # The limiter counts in the store: loaded by a member's first call with rpm, not at start-up.
         from colibri_router.gateway import limiter
 
         await limiter.take(member, calls=1, tokens=0)

@@ -26,6 +26,7 @@ from colibri_router.callers import ToolCall, local_caller
 from colibri_router.errors import ColibriError
 from colibri_router.jobs.model import Final, JobHandle, next_step
 from colibri_router.jobs.runner import RUNNER, error_final, job_store
+from colibri_router.outcomes import internal_error
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store import JobRecord
 from colibri_router.store.jobs import new_job_id
@@ -75,7 +76,9 @@ def _close(stream: IO[bytes]) -> None:
 
 async def run_child(job_id: str, token: str, stdin: IO[bytes]) -> None:
     """The detached process: its job's tool and arguments from ``stdin``, run to their end."""
-    from colibri_router.server.table import BY_NAME, load  # the table names each tool's service and models
+    # The table names each tool's service and models; here, not at the top: it loads the SDK's types,
+    # which the parent (`call --background`, :func:`start`) never needs.
+    from colibri_router.server.table import BY_NAME, load
 
     payload: dict[str, Any] = json.loads(stdin.read() or b"{}")
     settings = load_settings()
@@ -91,8 +94,6 @@ async def run_child(job_id: str, token: str, stdin: IO[bytes]) -> None:
         except ColibriError as error:
             return error_final(error)
         except Exception:
-            from colibri_router.outcomes import internal_error
-
             return error_final(internal_error())
         structured = result if isinstance(result, dict) else result.model_dump(mode="json", exclude_none=entry.sparse)
         return Final(structured, json.dumps(structured, ensure_ascii=False, separators=(",", ":")), is_error=False)

@@ -33,6 +33,7 @@ from colibri_router.jobs.errors import JobCancelledError, ServerStoppedError
 from colibri_router.jobs.memory import MemoryJobs
 from colibri_router.jobs.model import Background, Final, JobHandle, next_step
 from colibri_router.logs import get_logger
+from colibri_router.outcomes import error_structured, error_text
 from colibri_router.settings import Settings
 from colibri_router.store import JobRecord, JobStatus, StoreError, micro_to_usd, shared_store
 from colibri_router.store.jobs import new_job_id
@@ -71,8 +72,6 @@ def job_store(settings: Settings) -> JobStore:
 
 def error_final(error: ColibriError) -> Final:
     """The error result the tool would answer for ``error``."""
-    from colibri_router.outcomes import error_structured, error_text  # the result models, on a failure only
-
     structured = error_structured(error)
     return Final(structured=structured, text=error_text(error, structured), is_error=True)
 

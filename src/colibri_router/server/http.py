@@ -46,12 +46,14 @@ from colibri_router.engine.keys import share_through
 from colibri_router.engine.shared_keys import SharedSetAsides
 from colibri_router.errors import ConfigError
 from colibri_router.gateway.loader import check_policy_file
+from colibri_router.jobs.follow import cancel_published
 from colibri_router.logs import configure_logging, get_logger
 from colibri_router.observability.metrics import Metrics
+from colibri_router.server.inflight import IN_FLIGHT
 from colibri_router.server.nodelay import NoDelayHTTPProtocol
 from colibri_router.server.operations import add_operator_routes, shared_metrics_directory
 from colibri_router.server.posts import McpPosts
-from colibri_router.server.tools import IN_FLIGHT, build_server
+from colibri_router.server.tools import build_server
 from colibri_router.server.warm import prepare_to_serve
 from colibri_router.settings import Settings, comma_list, load_settings
 from colibri_router.store import CancelBroadcast, KeySharing, check_database, shared_store
@@ -183,8 +185,6 @@ async def _listen_for_cancels() -> AsyncIterator[None]:
 def _cancel_here(key: str) -> None:
     """A published cancel: of a call in flight here, or of a job running here (colibri_router.jobs)."""
     if not IN_FLIGHT.cancel(key):
-        from colibri_router.jobs.follow import cancel_published  # only when a key is not a call's
-
         cancel_published(key)
 
 

@@ -53,3 +53,7 @@ class InFlight:
 
     def __len__(self) -> int:
         return sum(len(scopes) for scopes in self._scopes.values())
+
+
+# This process's running tool calls, for cancellations that arrive over stateless HTTP.
+IN_FLIGHT = InFlight()

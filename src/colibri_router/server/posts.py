@@ -36,8 +36,7 @@ from starlette.types import Message, Receive, Scope, Send
 from colibri_router.errors import ColibriError
 from colibri_router.logs import get_logger
 from colibri_router.server.identity import caller_name
-from colibri_router.server.inflight import call_key
-from colibri_router.server.tools import IN_FLIGHT
+from colibri_router.server.inflight import IN_FLIGHT, call_key
 from colibri_router.settings import load_settings
 from colibri_router.store import CancelBroadcast, shared_store
 

@@ -4,7 +4,8 @@ results and errors shaped. No provider names, retries or wire formats here.
 
 Start-up imports only what ``initialize`` and ``tools/list`` need: the SDK and the published schemas.
 The argument models and the router (and with it httpx and every codec) are imported by the first
-call, because some hosts stop waiting for a server that is slow to answer ``initialize``. Upstream
+call, because some hosts stop waiting for a server that is slow to answer ``initialize``; so is a
+call's path past its arguments and its member's policy (:mod:`.calling`). Upstream
 calls use the event loop's shared HTTP client (:func:`colibri_router.engine.clients.shared_client`): one per
 server run, opened by the first call, closed when the server's loop ends.
 
@@ -23,22 +24,18 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams
+from mcp.types import ListToolsResult, PaginatedRequestParams
 from pydantic import ValidationError
 
-from colibri_router import __version__, observability
-from colibri_router.callers import Caller, Notify, ToolCall
+from colibri_router import __version__
+from colibri_router.callers import ToolCall
 from colibri_router.errors import ColibriError, InvalidRequestError
 from colibri_router.errors.invalid import invalid_arguments
 from colibri_router.gateway.member import acting_for
 from colibri_router.gateway.shell import admit_tool, member_of_request, visible_tools
-from colibri_router.jobs.final import Background, Final
 from colibri_router.logs import get_logger
 from colibri_router.providers import provider_names
-from colibri_router.server.identity import caller, caller_name
-from colibri_router.server.inflight import InFlight, call_key
-from colibri_router.server.results import error_result, success_result
+from colibri_router.server.results import error_result
 from colibri_router.server.rounds import WaitingCalls, waiting_calls
 from colibri_router.server.schemas import published, with_provider_names
 from colibri_router.server.table import TOOLS, ToolEntry, load
@@ -51,15 +48,7 @@ INSTRUCTIONS = (
 )
 
 if TYPE_CHECKING:
-    from colibri_router.session import McpSession
-
-# A tool's answer: its result, or on a 2026-07-28 connection the host's model to ask first (see .sampling).
-ToolAnswer = CallToolResult | InputRequiredResult
-
-# The JSON-RPC error the SDK's transport answers a cancelled request with.
-REQUEST_CANCELLED = -32800
-# This process's running tool calls, for cancellations that arrive over stateless HTTP.
-IN_FLIGHT = InFlight()
+    from colibri_router.server.calling import ToolAnswer
 
 
 class _ArgumentsOnFirstCall(FuncMetadata):
@@ -108,99 +97,6 @@ def _refusing_invalid(
     return run
 
 
-def _notifier(ctx: Context[Any, Any]) -> Notify:
-    async def notify(progress: float, message: str, total: float | None) -> None:
-        # A no-op when the host asked for no progress; whether it asked depends on the transport
-        # (a token in _meta on JSON-RPC, a callback in memory), which the SDK already knows.
-        # A 2026-07-28 call that asked the host's model reports on the stream of its latest round.
-        # sampling and session (with the conversation types) load with the first call, not at start-up.
-        from colibri_router.server.sampling import round_context
-
-        await round_context(ctx).report_progress(progress, total, message)
-
-    return notify
-
-
-# A tool's work for a caller, its progress going to the notifier given, in the MCP session the request
-# came in on.
-Work = Callable[[Caller, Notify, "McpSession"], Awaitable[Any]]
-
-
-async def _answer(
-    tool: str, ctx: Context[Any, Any], work: Work, sparse: bool, background: Background | None
-) -> ToolAnswer:
-    """Run ``work`` for the request's caller, in the MCP session its client and protocol era allow (a
-    2026-07-28 call that asks the host's model answers in rounds, see :mod:`.sampling`)."""
-    from colibri_router.server.sampling import answer_in_session  # by the first call: see _notifier
-
-    return await answer_in_session(
-        ctx,
-        over_http=_over_http(ctx),
-        run=lambda session: _run(tool, ctx, work, session, sparse, background=background),
-    )
-
-
-async def _run(
-    tool: str,
-    ctx: Context[Any, Any],
-    work: Work,
-    session: McpSession,
-    sparse: bool,
-    *,
-    background: Background | None,
-) -> CallToolResult:
-    """Run ``work`` for the request's caller, cancellable by (caller, request id), and shape its result;
-    a long tool (``background`` not None) runs as a job that may hand off (:mod:`.handoff`)."""
-    from colibri_router.session import in_session  # by the first call: see _notifier
-
-    name = caller_name()
-    notify = _notifier(ctx)
-    with (
-        observability.tool_call(tool, name, ctx.headers),
-        IN_FLIGHT.track(call_key(name, ctx.request_context.request_id)) as scope,
-        in_session(session),
-    ):
-        if background is None:
-            return await _shaped(tool, lambda: work(caller(name), notify, session), sparse)
-        from colibri_router.server.handoff import answer  # the job runner, by a long tool's first call
-
-        async def shaped(job_notify: Notify) -> CallToolResult:
-            return await _shaped(tool, lambda: work(caller(name), job_notify, session), sparse)
-
-        try:
-            return await answer(tool, name, background, shaped, notify)
-        except ColibriError as error:  # the job's row could not be written
-            return _failed(tool, error)
-    # Only a cancellation routed through IN_FLIGHT gets here: answer it as the SDK answers its own.
-    assert scope.cancelled_caught
-    raise MCPError(code=REQUEST_CANCELLED, message="Request cancelled")
-
-
-async def _shaped(tool: str, call: Callable[[], Awaitable[Any]], sparse: bool) -> CallToolResult:
-    """The tool's result as the host reads it, or its error result; a job's stored result (router_job)
-    exactly as it was answered."""
-    try:
-        result = await call()
-    except ColibriError as error:
-        return _failed(tool, error)
-    except Exception:
-        # Only a failure needs the error objects (the result models come with them).
-        from colibri_router.outcomes import internal_error
-
-        get_logger(__name__).exception(f"{tool} crashed")
-        return error_result(internal_error())
-    if isinstance(result, Final):
-        from colibri_router.server.handoff import result_of
-
-        return result_of(result)
-    return success_result(result, sparse=sparse)
-
-
-def _failed(tool: str, error: ColibriError) -> CallToolResult:
-    get_logger(__name__).warning(f"{tool} failed", code=error.code, status=error.status, error=error.message)
-    return error_result(error)
-
-
 def _over_http(ctx: Context[Any, Any]) -> bool:
     return ctx.headers is not None
 
@@ -210,19 +106,26 @@ def _handler(entry: ToolEntry) -> Callable[[Any, Context[Any, Any]], Awaitable[T
     for the request's caller."""
 
     async def handle(arguments: Any, ctx: Context[Any, Any]) -> ToolAnswer:
-        service = _service(entry.service)
-        local_files = not _over_http(ctx)
-        background = arguments.background if entry.background else None
-        return await _answer(
-            entry.name,
-            ctx,
-            lambda who, notify, session: service(arguments, ToolCall(who, notify, local_files, session.ask)),
-            entry.sparse,
-            background,
-        )
+        return await _call(entry, arguments, ctx)
 
     handle.__name__ = handle.__qualname__ = entry.name
     return handle
+
+
+async def _call(entry: ToolEntry, arguments: Any, ctx: Context[Any, Any]) -> ToolAnswer:
+    # The call path (sampling, jobs, the error objects) loads with the first call, not at start-up.
+    from colibri_router.server.calling import answer
+
+    service = _service(entry.service)
+    local_files = not _over_http(ctx)
+    background = arguments.background if entry.background else None
+    return await answer(
+        entry.name,
+        ctx,
+        lambda who, notify, session: service(arguments, ToolCall(who, notify, local_files, session.ask)),
+        entry.sparse,
+        background,
+    )
 
 
 _service = functools.cache(load)

@@ -21,13 +21,12 @@ from __future__ import annotations
 import gc
 import importlib
 
-# What the shell itself imports on a first call (see the function-level imports in .tools), loaded
-# with this module; each tool's service and models are read from the tool table. A test makes a call
-# after warm() and fails on any colibri_router module the call still had to import.
-from colibri_router import outcomes as _outcomes  # noqa: F401
+# What the shell itself imports on a first call (the argument models and the call's path, see the
+# function-level imports in .tools), loaded with this module; each tool's service and models are read
+# from the tool table. A test makes a call after warm() and fails on any colibri_router module the
+# call still had to import.
 from colibri_router.server import arguments as _arguments  # noqa: F401
-from colibri_router.server import handoff as _handoff  # noqa: F401  # a long tool's job runner
-from colibri_router.server import sampling as _sampling  # noqa: F401
+from colibri_router.server import calling as _calling  # noqa: F401
 from colibri_router.server.table import TOOLS
 from colibri_router.settings import Settings
 from colibri_router.store import import_store_module
