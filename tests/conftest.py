@@ -121,3 +121,13 @@ def fake_upstream() -> Iterator[FakeUpstream]:
     """A started fake upstream on an ephemeral loopback port, stopped after the test."""
     with FakeUpstream() as fake:
         yield fake
+
+
+@pytest.fixture
+def fresh_key_pools() -> Iterator[None]:
+    """Each provider's key pool (its turn and the keys set aside) made anew before and after the test."""
+    from colibri_router.engine.keys import reset_pools
+
+    reset_pools()
+    yield
+    reset_pools()

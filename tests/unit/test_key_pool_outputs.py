@@ -15,20 +15,15 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from colibri_router import observability
-from colibri_router.engine.keys import fingerprint, reset_pools
+from colibri_router.engine.keys import fingerprint
 from colibri_router.observability.metrics import Metrics
 from colibri_router.observability.traces import Traces
 from colibri_router.server import build_server
 
+pytestmark = pytest.mark.usefixtures("fresh_key_pools")  # a pool is per process: each test starts anew
+
 KEYS = ("outputs-pool-key-one-8f2a", "outputs-pool-key-two-1c7e", "outputs-pool-key-three-5b0d")
 K1, K2, K3 = KEYS
-
-
-@pytest.fixture(autouse=True)
-def fresh_pools() -> Iterator[None]:
-    reset_pools()
-    yield
-    reset_pools()
 
 
 @pytest.fixture

@@ -25,6 +25,8 @@ from colibri_router.router import route
 from colibri_router.router.call import call_from
 from colibri_router.schema import RouterCallInput
 
+pytestmark = pytest.mark.usefixtures("fresh_key_pools")  # a pool is per process: each test starts anew
+
 # Keys of no provider's shape: only the router's knowledge of its own keys can keep them out of text.
 K1, K2, K3 = "pool-key-alpha-5f2c9e41", "pool-key-bravo-0b7d3a62", "pool-key-charlie-9e1f4c03"
 GEMINI_DAILY_QUOTA = {
@@ -59,13 +61,6 @@ class Recorder(observability.Sink):
     def attempt(self, provider: str, model: str, key: str | None = None) -> observability.Attempt:
         self.attempt_keys.append(key)
         return observability.Attempt()
-
-
-@pytest.fixture(autouse=True)
-def fresh_pools() -> Iterator[None]:
-    reset_pools()
-    yield
-    reset_pools()
 
 
 @pytest.fixture

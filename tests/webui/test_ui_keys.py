@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from hypothesis import strategies as st
 from starlette.requests import Request
 
 from colibri_router.checkup.providers import _keys, _Rows
-from colibri_router.engine.keys import KeyStatus, fingerprint, pool_for, reset_pools, share_through
+from colibri_router.engine.keys import KeyStatus, fingerprint, pool_for, share_through
 from colibri_router.engine.shared_keys import SharedSetAsides
 from colibri_router.providers import usable_providers
 from colibri_router.tokens import TokensFile
@@ -26,17 +25,12 @@ from colibri_router.webui.layout import Viewer
 from colibri_router.webui.routes import TeamPages
 from colibri_router.webui.sessions import Sessions
 
+pytestmark = pytest.mark.usefixtures("fresh_key_pools")  # a pool is per process: each test starts anew
+
 KIMI_KEYS = ("sk-kimiPoolKeyNumberOne0000000000000", "sk-kimiPoolKeyNumberTwo0000000000000", "sk-kimiThree000000000000")
 OPENAI_KEY = "sk-proj-openaiOnlyKey000000000000000000"
 ADMIN = Viewer("ops", admin=True, csrf="0" * 64)
 MEMBER = Viewer("bob", admin=False, csrf="0" * 64)
-
-
-@pytest.fixture(autouse=True)
-def fresh_pools() -> Iterator[None]:
-    reset_pools()
-    yield
-    reset_pools()
 
 
 @pytest.fixture
