@@ -14,19 +14,18 @@ from colibri_router.errors import ColibriError
 from colibri_router.gateway.errors import NotAllowedError
 from colibri_router.gateway.loader import current_policy
 from colibri_router.gateway.member import Member
-from colibri_router.server.identity import caller_name
 from colibri_router.settings import load_settings
 
 
-def member_of_request(over_http: bool) -> Member | None:
-    """The member this request is made for, under the policy in force now; None without a policy.
-    A policy file that never parsed raises its ``ConfigError``."""
-    if not over_http:
+def member_of_request(name: str | None) -> Member | None:
+    """The member a request from the token ``name`` is made for (None: not over HTTP, where no policy
+    applies), under the policy in force now; None without a policy. A policy file that never parsed
+    raises its ``ConfigError``."""
+    if name is None:
         return None
     settings = load_settings()
     if settings.http_policy is None:
         return None
-    name = caller_name()
     return Member(name, current_policy(settings).rules_for(name))
 
 
@@ -47,7 +46,8 @@ async def admit_tool(member: Member, tool: str, arguments: Any) -> None:
         await limiter.take(member, calls=1, tokens=0)
 
 
-def visible_tools(names: Sequence[str], over_http: bool) -> set[str]:
-    """The tools of ``names`` the request's member may see (every one without a policy)."""
-    member = member_of_request(over_http)
+def visible_tools(names: Sequence[str], caller: str | None) -> set[str]:
+    """The tools of ``names`` the member ``caller`` may see (every one without a policy, or with no
+    caller: not over HTTP)."""
+    member = member_of_request(caller)
     return set(names) if member is None else {name for name in names if member.rules.allows_tool(name)}

@@ -35,6 +35,7 @@ from colibri_router.gateway.member import acting_for
 from colibri_router.gateway.shell import admit_tool, member_of_request, visible_tools
 from colibri_router.logs import get_logger
 from colibri_router.providers import provider_names
+from colibri_router.server.identity import caller_name
 from colibri_router.server.results import error_result
 from colibri_router.server.rounds import WaitingCalls, waiting_calls
 from colibri_router.server.schemas import published, with_provider_names
@@ -82,7 +83,7 @@ def _refusing_invalid(
     @functools.wraps(fn)
     async def run(arguments: Any, ctx: Context[Any, Any]) -> ToolAnswer:
         try:  # the member's policy (gateway): a hidden tool, `files`, rpm
-            member = member_of_request(_over_http(ctx))
+            member = member_of_request(caller_name() if _over_http(ctx) else None)
             if member is not None:
                 await admit_tool(member, tool, arguments)
         except ColibriError as error:
@@ -166,7 +167,7 @@ class _Server(MCPServer[Any]):
     ) -> ListToolsResult:
         listed = await super()._handle_list_tools(ctx, params)
         over_http = getattr(ctx.request, "headers", None) is not None
-        visible = visible_tools([tool.name for tool in listed.tools], over_http)
+        visible = visible_tools([tool.name for tool in listed.tools], caller_name() if over_http else None)
         return listed.model_copy(update={"tools": [tool for tool in listed.tools if tool.name in visible]})
 
 
