@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from colibri_router.callers import ToolCall, local_caller
 from colibri_router.errors import ColibriError
-from colibri_router.jobs.model import Final, JobHandle, next_step
+from colibri_router.jobs.model import Final, JobHandle
 from colibri_router.jobs.runner import RUNNER, error_final, job_store
 from colibri_router.outcomes import internal_error
 from colibri_router.settings import Settings, load_settings
@@ -66,7 +66,7 @@ def start(tool: str, arguments: BaseModel, settings: Settings) -> JobHandle:
         raise
     finally:
         _close(child.stdin)
-    return JobHandle(job_id=job_id, status="running", progress=None, cost_usd=0.0, next=next_step(job_id))
+    return JobHandle.of(job_id, "running")
 
 
 def _close(stream: IO[bytes]) -> None:

@@ -19,7 +19,7 @@ import anyio
 from colibri_router.callers import Notify, ToolCall
 from colibri_router.jobs import owners
 from colibri_router.jobs.errors import JobNotFoundError, ServerStoppedError
-from colibri_router.jobs.model import Final, JobHandle, JobList, JobSummary, RouterJobInput, next_step
+from colibri_router.jobs.model import Final, JobHandle, JobList, JobSummary, RouterJobInput
 from colibri_router.jobs.runner import POLL_S, RUNNER, STOPPED, JobStore, error_final, job_store
 from colibri_router.settings import Settings, load_settings
 from colibri_router.store import CancelBroadcast, JobRecord, micro_to_usd
@@ -131,10 +131,4 @@ async def listing(store: JobStore, principal: str, settings: Settings) -> JobLis
 
 
 def _handle(record: JobRecord) -> JobHandle:
-    return JobHandle(
-        job_id=record.job_id,
-        status=record.status,
-        progress=record.progress,
-        cost_usd=micro_to_usd(record.cost_micro_usd),
-        next=next_step(record.job_id),
-    )
+    return JobHandle.of(record.job_id, record.status, record.progress, record.cost_micro_usd)

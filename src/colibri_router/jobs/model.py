@@ -10,15 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from colibri_router.jobs.final import Background, Final
 from colibri_router.store.jobs import JobStatus
+from colibri_router.store.money import micro_to_usd
 
-__all__ = ["Background", "Final", "JobHandle", "JobList", "JobSummary", "RouterJobInput", "next_step"]
+__all__ = ["Background", "Final", "JobHandle", "JobList", "JobSummary", "RouterJobInput"]
 
 MAX_WAIT_S = 55.0  # under every known host's cut-off, so router_job itself is never cut
 DEFAULT_WAIT_S = 30.0
-
-
-def next_step(job_id: str) -> str:
-    return f'Still running in the background: call router_job with job_id "{job_id}" to wait for its result.'
 
 
 class JobHandle(BaseModel):
@@ -27,6 +24,17 @@ class JobHandle(BaseModel):
     progress: str | None = Field(description="What has finished so far.")
     cost_usd: float = Field(description="Spent so far.")
     next: str
+
+    @classmethod
+    def of(cls, job_id: str, status: JobStatus, progress: str | None = None, cost_micro_usd: int = 0) -> JobHandle:
+        """The handle of a job in this state, with the one sentence that says what to do next."""
+        return cls(
+            job_id=job_id,
+            status=status,
+            progress=progress,
+            cost_usd=micro_to_usd(cost_micro_usd),
+            next=f'Still running in the background: call router_job with job_id "{job_id}" to wait for its result.',
+        )
 
 
 class JobSummary(BaseModel):

@@ -31,11 +31,11 @@ from colibri_router.errors import ColibriError
 from colibri_router.jobs import owners, spending
 from colibri_router.jobs.errors import JobCancelledError, ServerStoppedError
 from colibri_router.jobs.memory import MemoryJobs
-from colibri_router.jobs.model import Background, Final, JobHandle, next_step
+from colibri_router.jobs.model import Background, Final, JobHandle
 from colibri_router.logs import get_logger
 from colibri_router.outcomes import error_structured, error_text
 from colibri_router.settings import Settings
-from colibri_router.store import JobRecord, JobStatus, StoreError, micro_to_usd, shared_store
+from colibri_router.store import JobRecord, JobStatus, StoreError, shared_store
 from colibri_router.store.jobs import new_job_id
 
 POLL_S = 0.5
@@ -115,13 +115,7 @@ class Job:
         return self.store is not None
 
     def handle(self) -> JobHandle:
-        return JobHandle(
-            job_id=self.job_id,
-            status=self.status,
-            progress=self.progress,
-            cost_usd=micro_to_usd(self.cost_micro_usd),
-            next=next_step(self.job_id),
-        )
+        return JobHandle.of(self.job_id, self.status, self.progress, self.cost_micro_usd)
 
     def add_cost(self, micro_usd: int) -> None:
         self.cost_micro_usd += micro_usd
