@@ -63,20 +63,14 @@ async def settle(
 ) -> Settled:
     output = request.output
     assert output is not None, "settle is for a request that asked for a shape"
-    turn, text = _answer(ran.turn, output, choice)
-    if turn is None:
-        return Settled(ran)
-    verdict = judge(text, schema)
-    if verdict.ok:
-        return Settled(replace(ran, turn=turn), verdict.value, True)
-    again = await rerun(_repair_request(request, ran.turn, output, verdict))
-    both = _both(ran, again)
-    turn, text = _answer(both.turn, output, choice)
-    if turn is None:
-        return Settled(both)
-    verdict = judge(text, schema)
-    if verdict.ok:
-        return Settled(replace(both, turn=turn), verdict.value, True)
+    first = _parsed(ran, output, choice, schema)
+    if isinstance(first, Settled):
+        return first
+    both = _both(ran, await rerun(_repair_request(request, ran.turn, output, first[1])))
+    second = _parsed(both, output, choice, schema)
+    if isinstance(second, Settled):
+        return second
+    text, verdict = second
     usage = both.turn.usage
     raise InvalidOutputError(
         f"the answer does not match response_schema after one repair turn: {verdict.errors[0]}",
@@ -84,6 +78,18 @@ async def settle(
         tokens=(usage.prompt_tokens, usage.completion_tokens),
         cost_usd=both.cost_usd,
     )
+
+
+def _parsed(ran: Ran, output: OutputSpec, choice: Choice, schema: Mapping[str, Any]) -> Settled | tuple[str, Verdict]:
+    """The attempt settled (its answer parsed, or its turn called tools: nothing to parse yet), or the
+    answer's text and what failed in it."""
+    turn, text = _answer(ran.turn, output, choice)
+    if turn is None:
+        return Settled(ran)
+    verdict = judge(text, schema)
+    if verdict.ok:
+        return Settled(replace(ran, turn=turn), verdict.value, True)
+    return text, verdict
 
 
 def _answer(turn: AssistantTurn, output: OutputSpec, choice: Choice) -> tuple[AssistantTurn | None, str]:
