@@ -11,14 +11,11 @@ from colibri_router.settings import load_settings
 def member_policy(name: str) -> list[tuple[str, str]]:
     """The policy rules that apply to ``name``, as (rule, value) text pairs; none without a policy."""
     rules = describe(current_policy(load_settings()).rules_for(name))
-    return [
-        (
-            key,
-            ", ".join(map(str, value))
-            if isinstance(value, list)
-            else str(value).lower()
-            if isinstance(value, bool)
-            else str(value),
-        )
-        for key, value in rules.items()
-    ]
+    return [(rule, _text(value)) for rule, value in rules.items()]
+
+
+def _text(value: object) -> str:
+    """A rule's value as the policy file writes it: lists joined, booleans in TOML's lower case."""
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return str(value).lower() if isinstance(value, bool) else str(value)
