@@ -13,7 +13,7 @@ from colibri_router.store import BudgetLimits, StoredCall
 from colibri_router.webui.charts import legend, spend_chart
 from colibri_router.webui.layout import Viewer, moment, number, page, table, usd
 from colibri_router.webui.markup import Html, html, join
-from colibri_router.webui.policy_slot import member_policy
+from colibri_router.webui.member_policy import member_policy
 from colibri_router.webui.queries import WINDOWS_DAYS, MemberUsage, Series
 
 OUTCOME_CHOICES = ("ok", "error", *sorted(get_args(Kind)))
